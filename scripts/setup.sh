@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Installs every Debian and npm dependency airlock needs, then builds it.
+# Idempotent: a second run only rebuilds what changed.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$here"
+
+DEB_PACKAGES=(
+  # toolchain and build
+  build-essential cmake ninja-build pkg-config
+  # libraries
+  libseccomp-dev nlohmann-json3-dev libcpp-httplib-dev libcli11-dev libsqlite3-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  # language runtimes for the native tier
+  python3 python3-numpy python3-pandas python3-matplotlib
+  nodejs esbuild ruby php-cli bash coreutils
+  # baselines for bench/
+  bubblewrap hyperfine
+  # misc used by tests
+  iproute2 procps util-linux
+)
+
+need=()
+for p in "${DEB_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
+done
+if ((${#need[@]})); then
+  echo "setup: installing ${need[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+# npm packages for end-to-end tests (official MCP SDK client etc.)
+if [ -f tests/e2e/package.json ]; then
+  if [ ! -d tests/e2e/node_modules ] || [ tests/e2e/package.json -nt tests/e2e/node_modules ]; then
+    (cd tests/e2e && npm install --no-audit --no-fund --loglevel=error && touch node_modules)
+  fi
+fi
+
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build

@@ -1,0 +1,2 @@
+// Placeholder; replaced by the jail init.
+int main() { return 0; }

@@ -1,0 +1,123 @@
+// What a caller asks to run and what comes back: the vocabulary shared by the
+// CLI, the runner process and the MCP server. Plain data plus JSON mapping.
+//
+// JSON shape of a RunResult (the MCP tool's structuredContent, `airlock run
+// --json`, and the runner protocol):
+//   {"status": "ok"|"exit_nonzero"|"timeout"|"memory_limit"|"output_limit"|
+//              "compile_error"|"killed_signal"|"internal_error",
+//    "message": "...", "language": "python", "isolation": "native",
+//    "exit_code": 0, "signal": null|9,
+//    "stdout": "...", "stdout_truncated": false,
+//    "stderr": "...", "stderr_truncated": false,
+//    "compile_output": "...", "compile_output_truncated": false,
+//    "wall_ms": 12, "cpu_ms": 10, "compile_ms": 0, "peak_memory_bytes": 123,
+//    "files": [{"name": "out.png", "size": 10, "encoding": "base64"|"text",
+//               "content": "...", "truncated": false, "mime_type": "image/png"}]}
+// stdout/stderr/compile_output are always valid UTF-8 (ill-formed bytes are
+// replaced with U+FFFD); file contents keep their bytes (base64 when binary).
+#ifndef AIRLOCK_RUNTIMES_RUN_TYPES_H_
+#define AIRLOCK_RUNTIMES_RUN_TYPES_H_
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "base/status.h"
+
+namespace airlock::runtimes {
+
+enum class RunStatus {
+  kOk,
+  kExitNonzero,
+  kTimeout,
+  kMemoryLimit,
+  kOutputLimit,
+  kCompileError,
+  kKilledSignal,
+  kInternalError,
+};
+
+const char* RunStatusName(RunStatus s);
+std::optional<RunStatus> RunStatusFromName(const std::string& name);
+
+struct InputFile {
+  std::string name;     // relative path under the work dir, no "..", no leading "/"
+  std::string content;  // raw bytes
+};
+
+struct OutputFile {
+  std::string name;
+  std::string content;  // raw bytes (possibly cut at the size cap)
+  uint64_t size = 0;    // size on disk inside the jail
+  bool truncated = false;
+  std::string mime_type;  // guessed from the extension
+};
+
+struct RunRequest {
+  std::string language;
+  std::string code;
+  std::string stdin_data;
+  std::vector<std::string> args;
+  std::vector<InputFile> files;
+  std::vector<std::string> output_globs;  // e.g. "*.png", "out/result.json"
+  uint64_t timeout_ms = 0;  // 0: the language default
+  uint64_t memory_mb = 0;   // 0: the language default
+  std::string isolation = "native";
+};
+
+struct RunResult {
+  RunStatus status = RunStatus::kInternalError;
+  std::string message;  // human explanation of a non-ok status
+  std::string language;
+  std::string isolation = "native";
+  int exit_code = -1;
+  int signal = 0;  // 0: not killed by a signal
+  std::string stdout_text;
+  bool stdout_truncated = false;
+  std::string stderr_text;
+  bool stderr_truncated = false;
+  std::string compile_output;
+  bool compile_output_truncated = false;
+  uint64_t wall_ms = 0;
+  uint64_t cpu_ms = 0;
+  uint64_t compile_ms = 0;
+  uint64_t peak_memory_bytes = 0;
+  std::vector<OutputFile> files;
+
+  bool ok() const { return status == RunStatus::kOk; }
+};
+
+// A result that says an error happened before or around the run.
+RunResult InternalErrorResult(const std::string& language, const std::string& message);
+
+nlohmann::json ToJson(const RunResult& r);
+StatusOr<RunResult> RunResultFromJson(const nlohmann::json& j);
+nlohmann::json ToJson(const RunRequest& r);
+StatusOr<RunRequest> RunRequestFromJson(const nlohmann::json& j);
+
+// Stages a run passes through, reported to progress listeners.
+enum class RunPhase { kQueued, kStarting, kCompiling, kRunning, kDone };
+const char* RunPhaseName(RunPhase p);
+using ProgressFn = std::function<void(RunPhase)>;
+
+// A language as shown to clients (`airlock languages`, MCP discovery).
+struct LanguageInfo {
+  std::string name;          // "python"
+  std::string display_name;  // "Python"
+  std::string version;       // "3.11.2"
+  bool compiled = false;
+  std::vector<std::string> tiers;  // "native", later "wasm"
+  uint64_t default_timeout_ms = 0;
+  uint64_t default_memory_mb = 0;
+  std::string notes;         // e.g. "numpy, pandas, matplotlib importable"
+};
+nlohmann::json ToJson(const LanguageInfo& l);
+StatusOr<LanguageInfo> LanguageInfoFromJson(const nlohmann::json& j);
+
+}  // namespace airlock::runtimes
+
+#endif  // AIRLOCK_RUNTIMES_RUN_TYPES_H_
