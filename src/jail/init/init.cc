@@ -1,0 +1,162 @@
+#include "jail/init/init.h"
+
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+
+#include "base/encoding.h"
+#include "jail/channel.h"
+#include "jail/init/files.h"
+#include "jail/init/jail_fs.h"
+#include "jail/init/program.h"
+
+namespace airlock::jail {
+namespace {
+
+using nlohmann::json;
+
+std::vector<std::string> StringList(const json& j, const char* key) {
+  std::vector<std::string> out;
+  if (j.contains(key) && j[key].is_array())
+    for (const auto& v : j[key]) if (v.is_string()) out.push_back(v.get<std::string>());
+  return out;
+}
+
+uint64_t U64(const json& j, const char* key, uint64_t def) {
+  return j.contains(key) && j[key].is_number_unsigned() ? j[key].get<uint64_t>() : def;
+}
+
+// Init keeps only CAP_SETFCAP: the kernel (>= 5.12) lets a process map its
+// parent's uid 0 into a new user namespace only if it held CAP_SETFCAP when
+// it unshared, and each program's nested namespace maps exactly that.
+void DropInitCapabilities() {
+  for (int cap = 0; cap <= CAP_LAST_CAP; ++cap)
+    if (cap != CAP_SETFCAP) prctl(PR_CAPBSET_DROP, cap, 0, 0, 0);
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[2] = {};
+  data[0].effective = data[0].permitted = 1u << CAP_SETFCAP;
+  syscall(SYS_capset, &header, data);
+  prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+}
+
+Status Setup(const json& msg, FsSetup* fs) {
+  fs->ro_paths = StringList(msg, "ro_paths");
+  fs->optional_paths = StringList(msg, "optional_paths");
+  fs->work_bytes = U64(msg, "work_bytes", fs->work_bytes);
+  fs->work_inodes = U64(msg, "work_inodes", fs->work_inodes);
+  fs->sandbox_uid = static_cast<uint32_t>(U64(msg, "sandbox_uid", fs->sandbox_uid));
+  if (msg.contains("hostname") && msg["hostname"].is_string()) fs->hostname = msg["hostname"];
+  if (unshare(CLONE_NEWCGROUP) != 0) return ErrnoError("unshare cgroup namespace");
+  AIRLOCK_RETURN_IF_ERROR(BuildJailFilesystem(*fs));
+  DropInitCapabilities();
+  return OkStatus();
+}
+
+json Exec(ChannelMessage& msg, const FsSetup& fs) {
+  const json& m = msg.body;
+  json reply = {{"type", "exited"}};
+  if (msg.fds.size() != 3) {
+    reply["exec_error"] = "exec message needs stdin, stdout and stderr fds";
+    return reply;
+  }
+  std::vector<FileEntry> inputs;
+  if (m.contains("files") && m["files"].is_array()) {
+    for (const auto& f : m["files"]) {
+      FileEntry e;
+      e.name = f.value("name", "");
+      if (!Base64Decode(f.value("content_b64", ""), &e.content)) {
+        reply["exec_error"] = "bad input file encoding: " + e.name;
+        return reply;
+      }
+      inputs.push_back(std::move(e));
+    }
+  }
+  UniqueFd work(open("/work", O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (Status st = WriteInputFiles(work.get(), inputs); !st.ok()) {
+    reply["exec_error"] = "writing input files: " + st.message();
+    return reply;
+  }
+  ProgramSpec spec;
+  spec.argv = StringList(m, "argv");
+  spec.env = StringList(m, "env");
+  spec.cwd = m.value("cwd", "/work");
+  spec.sandbox_uid = fs.sandbox_uid;
+  spec.cpu_seconds = U64(m, "cpu_seconds", 0);
+  spec.max_file_bytes = U64(m, "max_file_bytes", 0);
+  spec.max_open_files = U64(m, "max_open_files", 256);
+  spec.max_stack_bytes = U64(m, "max_stack_bytes", 8u << 20);
+  std::string bpf;
+  if (!Base64Decode(m.value("seccomp_b64", ""), &bpf) || bpf.empty() || bpf.size() % sizeof(sock_filter) != 0) {
+    reply["exec_error"] = "missing or malformed seccomp program";
+    return reply;
+  }
+  spec.seccomp.instructions.resize(bpf.size() / sizeof(sock_filter));
+  std::memcpy(spec.seccomp.instructions.data(), bpf.data(), bpf.size());
+  spec.stdin_fd = msg.fds[0].get();
+  spec.stdout_fd = msg.fds[1].get();
+  spec.stderr_fd = msg.fds[2].get();
+
+  ProgramExit exit = RunProgram(spec);
+  // Our copies of the pipes must close so the supervisor sees EOF.
+  msg.fds.clear();
+  reply["exit_code"] = exit.exit_code;
+  reply["signal"] = exit.signal;
+  reply["cpu_ms"] = exit.cpu_ms;
+  if (!exit.exec_error.empty()) reply["exec_error"] = exit.exec_error;
+
+  json files = json::array();
+  for (auto& f : CollectOutputFiles(work.get(), StringList(m, "output_globs"),
+                                    static_cast<uint32_t>(U64(m, "max_output_files", 32)),
+                                    U64(m, "max_output_file_bytes", 8u << 20))) {
+    files.push_back({{"name", f.name}, {"content_b64", Base64Encode(f.content)}, {"size", f.size},
+                     {"truncated", f.truncated}});
+  }
+  reply["files"] = std::move(files);
+  return reply;
+}
+
+}  // namespace
+
+int InitMain(int channel_fd) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  prctl(PR_SET_DUMPABLE, 0);
+  prctl(PR_SET_NAME, "airlock-init");
+  // PID 1 gets no default signal actions; make sure a stray SIGPIPE from a
+  // dead supervisor does not keep us alive or kill us mid-reply oddly.
+  signal(SIGPIPE, SIG_IGN);
+
+  FsSetup fs;
+  StatusOr<ChannelMessage> first = ReceiveMessage(channel_fd);
+  if (!first.ok()) return 1;
+  if (first->body.value("type", "") != "setup") {
+    (void)SendMessage(channel_fd, {{"type", "error"}, {"message", "expected setup"}});
+    return 1;
+  }
+  if (Status st = Setup(first->body, &fs); !st.ok()) {
+    (void)SendMessage(channel_fd, {{"type", "error"}, {"message", st.message()}});
+    return 1;
+  }
+  if (!SendMessage(channel_fd, {{"type", "ready"}}).ok()) return 1;
+
+  for (;;) {
+    StatusOr<ChannelMessage> msg = ReceiveMessage(channel_fd);
+    if (!msg.ok()) break;  // supervisor gone: exiting tears the jail down
+    const std::string type = msg->body.value("type", "");
+    if (type == "exec") {
+      if (!SendMessage(channel_fd, Exec(*msg, fs)).ok()) break;
+    } else {
+      (void)SendMessage(channel_fd, {{"type", "error"}, {"message", "unknown message type"}});
+    }
+  }
+  kill(-1, SIGKILL);
+  return 0;
+}
+
+}  // namespace airlock::jail

@@ -1,0 +1,50 @@
+// Starting one program inside the jail (run by airlock-init, PID 1).
+//
+// The child drops into a nested user namespace where only uid/gid 65534 is
+// mapped, so it has no capability over the jail's mount, pid or network
+// namespaces; then: new session, rlimits, cwd, closed fds, no-new-privs,
+// seccomp, execve. Errors before execve come back over a close-on-exec pipe.
+#ifndef AIRLOCK_JAIL_INIT_PROGRAM_H_
+#define AIRLOCK_JAIL_INIT_PROGRAM_H_
+
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "jail/seccomp_policy.h"
+
+namespace airlock::jail {
+
+struct ProgramSpec {
+  std::vector<std::string> argv;
+  std::vector<std::string> env;
+  std::string cwd = "/work";
+  uint32_t sandbox_uid = 65534;
+  uint64_t cpu_seconds = 0;  // 0: no RLIMIT_CPU
+  uint64_t max_file_bytes = 0;
+  uint64_t max_open_files = 256;
+  uint64_t max_stack_bytes = 8u << 20;
+  BpfProgram seccomp;
+  int stdin_fd = -1;
+  int stdout_fd = -1;
+  int stderr_fd = -1;
+};
+
+struct ProgramExit {
+  int exit_code = -1;
+  int signal = 0;
+  uint64_t cpu_ms = 0;
+  std::string exec_error;  // non-empty if the program never started
+};
+
+// Forks and starts the program; waits for it, reaping every other process
+// of the jail on the way; then kills whatever it left behind.
+ProgramExit RunProgram(const ProgramSpec& spec);
+
+}  // namespace airlock::jail
+
+#endif  // AIRLOCK_JAIL_INIT_PROGRAM_H_

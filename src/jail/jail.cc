@@ -1,0 +1,414 @@
+#include "jail/jail.h"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+
+#include "base/encoding.h"
+#include "jail/channel.h"
+#include "jail/host.h"
+#include "jail/init/jail_fs.h"
+
+namespace airlock::jail {
+namespace {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+constexpr int kSandboxUid = 65534;
+constexpr int kSetupTimeoutMs = 10'000;
+
+struct CloneArgs {
+  int channel_fd;
+  int init_fd;
+  bool privileged;
+};
+
+// Runs in the cloned child, already inside the new namespaces. The parent
+// may be multi-threaded, so only async-signal-safe calls from here to exec.
+int JailChildMain(void* raw) {
+  const auto* args = static_cast<const CloneArgs*>(raw);
+  char go = 0;
+  ssize_t n;
+  do {
+    n = read(args->channel_fd, &go, 1);
+  } while (n < 0 && errno == EINTR);
+  if (n != 1 || go != 'G') _exit(1);
+  if (args->privileged && setgroups(0, nullptr) != 0) _exit(2);
+  if (setresgid(0, 0, 0) != 0 || setresuid(0, 0, 0) != 0) _exit(3);
+  // After the credential change (which clears it): die with the supervisor.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  int null_fd = open("/dev/null", O_RDWR);
+  if (null_fd < 0 || dup2(null_fd, 0) < 0 || dup2(null_fd, 1) < 0) _exit(4);
+  int ch = fcntl(args->channel_fd, F_DUPFD, 10);
+  int init = fcntl(args->init_fd, F_DUPFD_CLOEXEC, 10);
+  if (ch < 0 || init < 0 || dup2(ch, 3) < 0 || dup2(init, 4) < 0) _exit(5);
+  fcntl(4, F_SETFD, FD_CLOEXEC);
+  syscall(SYS_close_range, 5, ~0U, 0);
+  char name[] = "airlock-init";
+  char* argv[] = {name, nullptr};
+  char* envp[] = {nullptr};
+  syscall(SYS_execveat, 4, "", argv, envp, AT_EMPTY_PATH);
+  _exit(127);
+}
+
+Status WriteProc(pid_t pid, const char* file, const std::string& content) {
+  const std::string path = "/proc/" + std::to_string(pid) + "/" + file;
+  UniqueFd fd(open(path.c_str(), O_WRONLY | O_CLOEXEC));
+  if (!fd) return ErrnoError("open " + path);
+  if (write(fd.get(), content.data(), content.size()) != static_cast<ssize_t>(content.size())) {
+    return ErrnoError("write " + path);
+  }
+  return OkStatus();
+}
+
+// Waits until `fd` is readable or `pidfd` signals the process died.
+Status WaitReadable(int fd, int pidfd, int timeout_ms) {
+  pollfd p[2] = {{fd, POLLIN, 0}, {pidfd, POLLIN, 0}};
+  int r;
+  do {
+    r = poll(p, pidfd >= 0 ? 2 : 1, timeout_ms);
+  } while (r < 0 && errno == EINTR);
+  if (r < 0) return ErrnoError("poll");
+  if (r == 0) return DeadlineExceeded("jail setup timed out");
+  if (p[0].revents & (POLLIN | POLLHUP)) return OkStatus();
+  return Internal("jail init exited during setup");
+}
+
+StatusOr<UniqueFd> MakeStdinMemfd(const std::string& data) {
+  UniqueFd fd(static_cast<int>(syscall(SYS_memfd_create, "stdin", MFD_CLOEXEC | MFD_ALLOW_SEALING)));
+  if (!fd) return ErrnoError("memfd_create");
+  size_t off = 0;
+  while (off < data.size()) {
+    ssize_t n = write(fd.get(), data.data() + off, data.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ErrnoError("write stdin memfd");
+    off += static_cast<size_t>(n);
+  }
+  fcntl(fd.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
+  lseek(fd.get(), 0, SEEK_SET);
+  return fd;
+}
+
+uint64_t MsSince(Clock::time_point t) {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t).count());
+}
+
+}  // namespace
+
+const char* OutcomeName(ExecResult::Outcome o) {
+  switch (o) {
+    case ExecResult::Outcome::kExited: return "exited";
+    case ExecResult::Outcome::kSignaled: return "signaled";
+    case ExecResult::Outcome::kTimedOut: return "timed_out";
+    case ExecResult::Outcome::kOutputLimit: return "output_limit";
+    case ExecResult::Outcome::kCancelled: return "cancelled";
+    case ExecResult::Outcome::kExecFailed: return "exec_failed";
+    case ExecResult::Outcome::kJailError: return "jail_error";
+  }
+  return "unknown";
+}
+
+StatusOr<std::unique_ptr<Jail>> Jail::Create(JailHost& host, const JailConfig& config) {
+  std::unique_ptr<Jail> jail(new Jail());
+  jail->host_ = &host;
+  jail->config_ = config;
+
+  AIRLOCK_ASSIGN_OR_RETURN(JailHost::Identity id, host.AcquireIdentity());
+  jail->uid_slot_ = id.slot;
+
+  if (host.cgroups() != nullptr) {
+    CgroupLimits cl;
+    cl.memory_bytes = config.limits.memory_bytes;
+    cl.max_pids = config.limits.max_pids;
+    cl.cpu_quota_percent = config.limits.cpu_quota_percent;
+    AIRLOCK_ASSIGN_OR_RETURN(jail->cgroup_, host.cgroups()->CreateCgroup(host.NextJailName(), cl));
+  }
+
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return ErrnoError("socketpair");
+  UniqueFd parent_end(sv[0]);
+  UniqueFd child_end(sv[1]);
+
+  CloneArgs args{child_end.get(), host.init_fd(), host.privileged()};
+  constexpr size_t kStackSize = 256 * 1024;
+  void* stack = mmap(nullptr, kStackSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  if (stack == MAP_FAILED) return ErrnoError("mmap clone stack");
+  int pidfd = -1;
+  const int flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC |
+                    CLONE_NEWUTS | CLONE_PIDFD | SIGCHLD;
+  pid_t pid = clone(JailChildMain, static_cast<char*>(stack) + kStackSize, flags, &args, &pidfd);
+  const int clone_errno = errno;
+  munmap(stack, kStackSize);
+  if (pid < 0) return ErrnoError("clone jail namespaces", clone_errno);
+  jail->init_pid_ = pid;
+  jail->pidfd_.Reset(pidfd);
+  jail->alive_ = true;
+  child_end.Reset();
+
+  // From here on, any failure destroys the half-built jail via ~Jail.
+  const std::string uid_map = "0 " + std::to_string(id.uid) + " 1\n";
+  const std::string gid_map = "0 " + std::to_string(id.gid) + " 1\n";
+  if (!host.privileged()) AIRLOCK_RETURN_IF_ERROR(WriteProc(pid, "setgroups", "deny"));
+  AIRLOCK_RETURN_IF_ERROR(WriteProc(pid, "uid_map", uid_map));
+  AIRLOCK_RETURN_IF_ERROR(WriteProc(pid, "gid_map", gid_map));
+  if (jail->cgroup_) AIRLOCK_RETURN_IF_ERROR(jail->cgroup_->AddProcess(pid));
+  if (write(parent_end.get(), "G", 1) != 1) return ErrnoError("release jail child");
+
+  std::vector<std::string> ro = BaseReadOnlyPaths();
+  json required = json::array(), optional = json::array();
+  for (const auto& p : ro) optional.push_back(p);
+  for (const auto& b : config.binds) (b.optional ? optional : required).push_back(b.path);
+  json setup = {{"type", "setup"},
+                {"ro_paths", required},
+                {"optional_paths", optional},
+                {"work_bytes", config.limits.workdir_bytes},
+                {"work_inodes", config.limits.workdir_inodes},
+                {"hostname", config.hostname},
+                {"sandbox_uid", kSandboxUid}};
+  AIRLOCK_RETURN_IF_ERROR(SendMessage(parent_end.get(), setup));
+  AIRLOCK_RETURN_IF_ERROR(WaitReadable(parent_end.get(), jail->pidfd_.get(), kSetupTimeoutMs));
+  AIRLOCK_ASSIGN_OR_RETURN(ChannelMessage ready, ReceiveMessage(parent_end.get()));
+  if (ready.body.value("type", "") != "ready") {
+    return Internal("jail setup failed: " + ready.body.value("message", std::string("unknown error")));
+  }
+  jail->channel_ = std::move(parent_end);
+  return jail;
+}
+
+Jail::~Jail() {
+  Kill();
+  cgroup_.reset();
+  if (host_ != nullptr) host_->ReleaseIdentity(uid_slot_);
+}
+
+void Jail::Kill() {
+  if (init_pid_ > 0 && !reaped_) {
+    if (pidfd_) {
+      syscall(SYS_pidfd_send_signal, pidfd_.get(), SIGKILL, nullptr, 0);
+    } else {
+      kill(init_pid_, SIGKILL);
+    }
+    if (cgroup_) (void)cgroup_->KillAll();
+    while (waitpid(init_pid_, nullptr, __WALL) < 0 && errno == EINTR) {}
+    reaped_ = true;
+  }
+  alive_ = false;
+  channel_.Reset();
+}
+
+ExecResult Jail::Exec(const ExecRequest& request, CancelToken* cancel) {
+  ExecResult result;
+  if (!alive_) {
+    result.error = "the jail is no longer alive";
+    return result;
+  }
+  if (request.seccomp == nullptr || request.seccomp->instructions.empty()) {
+    result.error = "no seccomp policy given; refusing to run unfiltered";
+    return result;
+  }
+  int out_pipe[2], err_pipe[2];
+  if (pipe2(out_pipe, O_CLOEXEC) != 0) { result.error = "pipe failed"; return result; }
+  UniqueFd out_r(out_pipe[0]), out_w(out_pipe[1]);
+  if (pipe2(err_pipe, O_CLOEXEC) != 0) { result.error = "pipe failed"; return result; }
+  UniqueFd err_r(err_pipe[0]), err_w(err_pipe[1]);
+  fcntl(out_r.get(), F_SETFL, O_NONBLOCK);
+  fcntl(err_r.get(), F_SETFL, O_NONBLOCK);
+  fcntl(out_r.get(), F_SETPIPE_SZ, 1 << 20);
+  StatusOr<UniqueFd> in = MakeStdinMemfd(request.stdin_data);
+  if (!in.ok()) { result.error = in.status().message(); return result; }
+
+  const Limits& lim = request.limits;
+  const uint64_t cpu_s = lim.cpu_ms ? (lim.cpu_ms + 999) / 1000 : (lim.wall_ms + 999) / 1000 + 1;
+  json files = json::array();
+  for (const auto& f : request.files) files.push_back({{"name", f.name}, {"content_b64", Base64Encode(f.content)}});
+  std::string bpf(reinterpret_cast<const char*>(request.seccomp->instructions.data()),
+                  request.seccomp->instructions.size() * sizeof(sock_filter));
+  json msg = {{"type", "exec"},
+              {"argv", request.argv},
+              {"env", request.env},
+              {"cwd", request.cwd},
+              {"files", files},
+              {"output_globs", request.output_globs},
+              {"max_output_files", request.max_output_files},
+              {"max_output_file_bytes", request.max_output_file_bytes},
+              {"cpu_seconds", cpu_s},
+              {"max_file_bytes", lim.max_file_bytes},
+              {"max_open_files", lim.max_open_files},
+              {"max_stack_bytes", lim.max_stack_bytes},
+              {"seccomp_b64", Base64Encode(bpf)}};
+  Status sent = SendMessage(channel_.get(), msg, {in->get(), out_w.get(), err_w.get()});
+  out_w.Reset();
+  err_w.Reset();
+  in->Reset();
+  if (!sent.ok()) {
+    result.error = "sending the program to the jail: " + sent.message();
+    Kill();
+    return result;
+  }
+  return Supervise(request, cancel, std::move(out_r), std::move(err_r));
+}
+
+ExecResult Jail::Supervise(const ExecRequest& request, CancelToken* cancel, UniqueFd out_r, UniqueFd err_r) {
+  ExecResult result;
+  const Limits& lim = request.limits;
+  const auto start = Clock::now();
+  const CgroupStats before = cgroup_ ? cgroup_->Stats() : CgroupStats{};
+
+  UniqueFd ep(epoll_create1(EPOLL_CLOEXEC));
+  UniqueFd timer(timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK));
+  itimerspec its{};
+  its.it_value.tv_sec = static_cast<time_t>(lim.wall_ms / 1000);
+  its.it_value.tv_nsec = static_cast<long>((lim.wall_ms % 1000) * 1000000);
+  if (lim.wall_ms == 0) its.it_value.tv_nsec = 1;
+  timerfd_settime(timer.get(), 0, &its, nullptr);
+
+  enum Tag : uint64_t { kOut, kErr, kChannel, kPid, kTimer, kCancel };
+  auto add = [&](int fd, Tag tag) {
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u64 = tag;
+    epoll_ctl(ep.get(), EPOLL_CTL_ADD, fd, &ev);
+  };
+  add(out_r.get(), kOut);
+  add(err_r.get(), kErr);
+  add(channel_.get(), kChannel);
+  add(pidfd_.get(), kPid);
+  add(timer.get(), kTimer);
+  if (cancel != nullptr && cancel->fd() >= 0) add(cancel->fd(), kCancel);
+
+  bool out_open = true, err_open = true, exited = false;
+  bool killed = false;
+  json exit_msg;
+  char buf[65536];
+
+  // Reads what is available from one pipe; returns false once it hit EOF.
+  auto drain = [&](UniqueFd& fd, std::string& sink, uint64_t cap, bool& truncated) -> bool {
+    for (;;) {
+      ssize_t n = read(fd.get(), buf, sizeof buf);
+      if (n > 0) {
+        const uint64_t room = cap > sink.size() ? cap - sink.size() : 0;
+        sink.append(buf, std::min<uint64_t>(room, static_cast<uint64_t>(n)));
+        if (static_cast<uint64_t>(n) > room) {
+          truncated = true;
+          return true;
+        }
+        continue;
+      }
+      if (n == 0) {
+        epoll_ctl(ep.get(), EPOLL_CTL_DEL, fd.get(), nullptr);
+        return false;
+      }
+      if (errno == EINTR) continue;
+      return true;  // EAGAIN
+    }
+  };
+  auto end_run = [&](ExecResult::Outcome o, const std::string& why) {
+    if (!killed) {
+      result.outcome = o;
+      result.error = why;
+      killed = true;
+      Kill();
+    }
+  };
+
+  while (!killed && (!exited || out_open || err_open)) {
+    epoll_event events[8];
+    int timeout = exited ? 2000 : -1;  // after exit: pipes close at once (init killed all)
+    int n = epoll_wait(ep.get(), events, 8, timeout);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    for (int i = 0; i < n && !killed; ++i) {
+      switch (events[i].data.u64) {
+        case kOut:
+          out_open = drain(out_r, result.stdout_data, lim.max_stdout_bytes, result.stdout_truncated);
+          if (result.stdout_truncated)
+            end_run(ExecResult::Outcome::kOutputLimit,
+                    "stdout exceeded the limit of " + std::to_string(lim.max_stdout_bytes) + " bytes");
+          break;
+        case kErr:
+          err_open = drain(err_r, result.stderr_data, lim.max_stderr_bytes, result.stderr_truncated);
+          if (result.stderr_truncated)
+            end_run(ExecResult::Outcome::kOutputLimit,
+                    "stderr exceeded the limit of " + std::to_string(lim.max_stderr_bytes) + " bytes");
+          break;
+        case kChannel: {
+          StatusOr<ChannelMessage> m = ReceiveMessage(channel_.get());
+          if (!m.ok()) {
+            end_run(ExecResult::Outcome::kJailError, "jail init stopped answering: " + m.status().message());
+            break;
+          }
+          if (m->body.value("type", "") == "exited") {
+            exit_msg = std::move(m->body);
+            exited = true;
+            epoll_ctl(ep.get(), EPOLL_CTL_DEL, channel_.get(), nullptr);
+            epoll_ctl(ep.get(), EPOLL_CTL_DEL, timer.get(), nullptr);
+          }
+          break;
+        }
+        case kPid:
+          end_run(ExecResult::Outcome::kJailError, "jail init died unexpectedly");
+          break;
+        case kTimer:
+          end_run(ExecResult::Outcome::kTimedOut,
+                  "wall-clock limit of " + std::to_string(lim.wall_ms) + " ms exceeded");
+          break;
+        case kCancel:
+          end_run(ExecResult::Outcome::kCancelled, "cancelled");
+          break;
+      }
+    }
+  }
+  result.wall_ms = MsSince(start);
+  // Whatever is still buffered after a kill is still the program's output.
+  if (out_open) drain(out_r, result.stdout_data, lim.max_stdout_bytes, result.stdout_truncated);
+  if (err_open) drain(err_r, result.stderr_data, lim.max_stderr_bytes, result.stderr_truncated);
+
+  if (cgroup_) {
+    const CgroupStats after = cgroup_->Stats();
+    result.peak_memory_bytes = after.peak_memory_bytes;
+    result.oom_killed = after.oom_kills > before.oom_kills;
+    result.pids_limit_hit = after.pids_limit_hit;
+    if (after.cpu_usage_ns > before.cpu_usage_ns) result.cpu_ms = (after.cpu_usage_ns - before.cpu_usage_ns) / 1000000;
+  }
+  if (killed) return result;
+  if (!exited) {
+    end_run(ExecResult::Outcome::kJailError, "jail stopped without reporting the program's exit");
+    return result;
+  }
+  if (exit_msg.contains("exec_error") && exit_msg["exec_error"].is_string()) {
+    result.outcome = ExecResult::Outcome::kExecFailed;
+    result.error = exit_msg["exec_error"].get<std::string>();
+    return result;
+  }
+  result.exit_code = exit_msg.value("exit_code", -1);
+  result.signal = exit_msg.value("signal", 0);
+  result.outcome = result.signal ? ExecResult::Outcome::kSignaled : ExecResult::Outcome::kExited;
+  if (result.cpu_ms == 0) result.cpu_ms = exit_msg.value("cpu_ms", 0ull);
+  if (exit_msg.contains("files") && exit_msg["files"].is_array()) {
+    for (const auto& f : exit_msg["files"]) {
+      CollectedFile cf;
+      cf.name = f.value("name", "");
+      Base64Decode(f.value("content_b64", ""), &cf.content);
+      cf.size = f.value("size", 0ull);
+      cf.truncated = f.value("truncated", false);
+      result.files.push_back(std::move(cf));
+    }
+  }
+  return result;
+}
+
+}  // namespace airlock::jail

@@ -1,0 +1,153 @@
+// A jail: fresh namespaces, a minimal read-only root, a private work dir and
+// a cgroup, into which programs are handed one after another.
+//
+// Lifecycle:
+//   StatusOr<std::unique_ptr<Jail>> jail = Jail::Create(host, config);
+//   ExecResult r1 = (*jail)->Exec(compile_request, cancel);   // e.g. gcc
+//   ExecResult r2 = (*jail)->Exec(run_request, cancel);       // ./main
+//   jail->reset();  // kills everything inside, removes cgroup; mounts vanish
+//                   // with the mount namespace. Nothing is left behind.
+//
+// Creation and Exec are separate so that a jail can be created ahead of time
+// (a warm pool) and handed its program later.
+//
+// Layout inside every jail:
+//   /usr /lib /lib64 /bin /sbin /etc/... read-only, nosuid, nodev binds of the
+//                                        host paths the config names
+//   /dev                                 null zero full random urandom, fd
+//                                        links, shm -> /tmp; nothing else
+//   /proc                                fresh, pid-namespace-local, hidepid,
+//                                        nosuid nodev noexec, /proc/sys ro
+//   /work (cwd, $HOME) and /tmp          one private tmpfs (size, inodes)
+//   /etc/passwd, /etc/group, /etc/hosts  synthetic
+// The jail's PID 1 is `airlock-init` (never user code). Each program runs as
+// uid/gid 65534 in a nested user namespace with no capabilities, no new
+// privileges, its own session, rlimits, and the seccomp policy of the request.
+#ifndef AIRLOCK_JAIL_JAIL_H_
+#define AIRLOCK_JAIL_JAIL_H_
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/cancel.h"
+#include "base/status.h"
+#include "base/unique_fd.h"
+#include "jail/cgroup.h"
+#include "jail/limits.h"
+#include "jail/seccomp_policy.h"
+
+namespace airlock::jail {
+
+class JailHost;
+
+// A host path made visible read-only at the same path inside the jail.
+// Missing optional paths are skipped; a missing required path is an error.
+struct BindMount {
+  std::string path;
+  bool optional = true;
+};
+
+struct JailConfig {
+  std::vector<BindMount> binds;  // in addition to the base set (see jail_fs.h)
+  JailLimits limits;
+  std::string hostname = "airlock";
+};
+
+struct FileEntry {
+  std::string name;     // relative to /work
+  std::string content;  // bytes
+};
+
+// One program to run in the jail.
+struct ExecRequest {
+  std::vector<std::string> argv;  // argv[0] is an absolute path inside the jail
+  std::vector<std::string> env;   // "KEY=value"; nothing is inherited
+  std::string cwd = "/work";
+  std::string stdin_data;
+  std::vector<FileEntry> files;             // written to /work before the exec
+  std::vector<std::string> output_globs;    // collected after the exit
+  uint64_t max_output_file_bytes = 8u << 20;
+  uint32_t max_output_files = 32;
+  Limits limits;
+  const BpfProgram* seccomp = nullptr;  // required; owned by the caller
+};
+
+struct CollectedFile {
+  std::string name;
+  std::string content;
+  uint64_t size = 0;
+  bool truncated = false;
+};
+
+struct ExecResult {
+  enum class Outcome {
+    kExited,       // exit_code is valid
+    kSignaled,     // signal is valid (oom_killed tells whether memory was why)
+    kTimedOut,     // wall-clock deadline; the jail is dead
+    kOutputLimit,  // stdout/stderr cap exceeded; the jail is dead
+    kCancelled,    // the cancel token fired; the jail is dead
+    kExecFailed,   // the program could not be started (error says why)
+    kJailError,    // the jail failed (error says why); the jail is dead
+  };
+  Outcome outcome = Outcome::kJailError;
+  int exit_code = -1;
+  int signal = 0;
+  bool oom_killed = false;
+  bool pids_limit_hit = false;
+  std::string stdout_data;
+  std::string stderr_data;
+  bool stdout_truncated = false;
+  bool stderr_truncated = false;
+  uint64_t wall_ms = 0;
+  uint64_t cpu_ms = 0;
+  uint64_t peak_memory_bytes = 0;
+  std::vector<CollectedFile> files;
+  std::string error;
+};
+
+const char* OutcomeName(ExecResult::Outcome o);
+
+class Jail {
+ public:
+  // Creates namespaces, cgroup, and the filesystem; returns once PID 1 inside
+  // reports ready. `host` must outlive the jail.
+  static StatusOr<std::unique_ptr<Jail>> Create(JailHost& host, const JailConfig& config);
+
+  ~Jail();
+  Jail(const Jail&) = delete;
+  Jail& operator=(const Jail&) = delete;
+
+  // Runs one program to completion under request.limits. Thread-compatible:
+  // one Exec at a time per jail. After a timeout, output limit, cancellation
+  // or jail error the jail is dead and further Execs return kJailError.
+  ExecResult Exec(const ExecRequest& request, CancelToken* cancel);
+
+  bool alive() const { return alive_; }
+  pid_t init_pid() const { return init_pid_; }
+
+  // Kills everything in the jail now (idempotent).
+  void Kill();
+
+ private:
+  Jail() = default;
+  ExecResult Supervise(const ExecRequest& request, CancelToken* cancel, UniqueFd stdout_read,
+                       UniqueFd stderr_read);
+
+  JailHost* host_ = nullptr;
+  JailConfig config_;
+  pid_t init_pid_ = -1;
+  UniqueFd pidfd_;
+  UniqueFd channel_;
+  std::unique_ptr<Cgroup> cgroup_;
+  int uid_slot_ = -1;
+  bool alive_ = false;
+  bool reaped_ = false;
+};
+
+}  // namespace airlock::jail
+
+#endif  // AIRLOCK_JAIL_JAIL_H_
