@@ -1,2 +1,43 @@
-// Placeholder; replaced by the CLI.
-int main() { return 0; }
+// The airlock command line. Subcommands: run, serve, doctor, selftest,
+// languages (and the internal `runner`, started by `serve`).
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.h"
+
+int main(int argc, char** argv) {
+  using namespace airlock::cli;
+  CLI::App app{"airlock: run untrusted code safely, for AI agents (MCP server and CLI)"};
+  app.set_version_flag("--version", AIRLOCK_VERSION);
+  app.require_subcommand(1);
+
+  RunOptions run;
+  CLI::App* run_cmd = app.add_subcommand("run", "Run one program in a fresh jail");
+  run_cmd->add_option("--lang", run.language, "Language (see `airlock languages`)")->required();
+  run_cmd->add_option("--stdin", run.stdin_file, "File whose content is the program's stdin");
+  run_cmd->add_option("--arg", run.args, "Argument passed to the program (repeatable)")->allow_extra_args(false);
+  run_cmd->add_option("--timeout-ms", run.timeout_ms, "Wall-clock limit in ms");
+  run_cmd->add_option("--memory-mb", run.memory_mb, "Memory limit in MiB");
+  run_cmd->add_option("--file", run.files, "Input file NAME=PATH copied into /work (repeatable)")->allow_extra_args(false);
+  run_cmd->add_option("--output", run.outputs, "Glob of output files to collect (repeatable)")->allow_extra_args(false);
+  run_cmd->add_option("--output-dir", run.output_dir, "Where collected files are written");
+  run_cmd->add_flag("--json", run.json, "Print the full result as JSON");
+  run_cmd->add_flag("--allow-degraded", run.allow_degraded, "Run even without cgroup limits");
+  run_cmd->add_option("source", run.source, "Source file, or - for stdin")->required();
+
+  bool json = false;
+  CLI::App* doctor = app.add_subcommand("doctor", "Show which isolation layers this host offers");
+  doctor->add_flag("--json", json, "JSON output");
+  CLI::App* languages = app.add_subcommand("languages", "List languages, versions and default limits");
+  languages->add_flag("--json", json, "JSON output");
+  CLI::App* selftest = app.add_subcommand("selftest", "Run the containment suite against this installation");
+  selftest->add_flag("--json", json, "JSON output");
+
+  CLI11_PARSE(app, argc, argv);
+  if (*run_cmd) return RunCommand(run);
+  if (*doctor) return DoctorCommand(json);
+  if (*languages) return LanguagesCommand(json);
+  if (*selftest) return SelftestCommand(json);
+  return 2;
+}

@@ -81,7 +81,7 @@ std::vector<CollectedFile> CollectOutputFiles(int dir_fd, const std::vector<std:
   constexpr size_t kMaxVisited = 20000;
   std::function<void(const std::string&, int)> walk = [&](const std::string& rel_dir, int depth) {
     if (depth > 16 || out.size() >= max_files) return;
-    UniqueFd d(rel_dir.empty() ? fcntl(dir_fd, F_DUPFD_CLOEXEC, 0)
+    UniqueFd d(rel_dir.empty() ? openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
                                : OpenBeneath(dir_fd, rel_dir, O_RDONLY | O_DIRECTORY));
     if (!d) return;
     DIR* dir = fdopendir(d.Release());

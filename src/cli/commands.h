@@ -1,0 +1,35 @@
+// The subcommands of the `airlock` binary. Each is a thin layer over a
+// library module; the CLI holds no logic of its own beyond argument parsing
+// and printing.
+#ifndef AIRLOCK_CLI_COMMANDS_H_
+#define AIRLOCK_CLI_COMMANDS_H_
+
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace airlock::cli {
+
+struct RunOptions {
+  std::string language;
+  std::string stdin_file;
+  std::vector<std::string> args;
+  uint64_t timeout_ms = 0;
+  uint64_t memory_mb = 0;
+  std::vector<std::string> files;    // NAME=PATH
+  std::vector<std::string> outputs;  // globs
+  std::string output_dir = ".";
+  bool json = false;
+  bool allow_degraded = false;
+  std::string source;  // path or "-"
+};
+
+int RunCommand(const RunOptions& options);
+int DoctorCommand(bool json);
+int LanguagesCommand(bool json);
+int SelftestCommand(bool json);
+
+}  // namespace airlock::cli
+
+#endif  // AIRLOCK_CLI_COMMANDS_H_

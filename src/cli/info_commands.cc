@@ -1,0 +1,86 @@
+// `airlock doctor` and `airlock languages`.
+#include <cstdio>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "jail/host.h"
+#include "jail/seccomp_policy.h"
+#include "runtimes/local_executor.h"
+
+namespace airlock::cli {
+
+int DoctorCommand(bool json) {
+  std::vector<jail::LayerStatus> layers = jail::JailHost::Probe();
+  // The final word: build a real jail and run a program in it.
+  jail::LayerStatus live{"end-to-end jail run", false, true, ""};
+  StatusOr<std::unique_ptr<jail::JailHost>> host = jail::JailHost::Create();
+  if (!host.ok()) {
+    live.detail = host.status().message();
+  } else {
+    StatusOr<std::unique_ptr<runtimes::LocalExecutor>> ex = runtimes::LocalExecutor::Create(**host);
+    if (!ex.ok()) {
+      live.detail = ex.status().message();
+    } else {
+      runtimes::RunRequest req;
+      req.language = "bash";
+      req.code = "echo jail-ok";
+      CancelToken cancel;
+      runtimes::RunResult r = (*ex)->Run(req, nullptr, cancel);
+      live.available = r.ok() && r.stdout_text == "jail-ok\n";
+      live.detail = live.available ? "bash ran in a jail in " + std::to_string(r.wall_ms) + " ms"
+                                   : "status " + std::string(runtimes::RunStatusName(r.status)) + ": " + r.message;
+    }
+  }
+  layers.push_back(live);
+  bool ok = true;
+  for (const auto& l : layers) ok = ok && (l.available || !l.required);
+
+  if (json) {
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& l : layers)
+      j.push_back({{"layer", l.name}, {"available", l.available}, {"required", l.required}, {"detail", l.detail}});
+    std::cout << nlohmann::json{{"ok", ok}, {"layers", j}}.dump(2) << std::endl;
+    return ok ? 0 : 1;
+  }
+  for (const auto& l : layers) {
+    std::printf("%-42s %-12s %s\n", l.name.c_str(),
+                l.available ? "active" : (l.required ? "MISSING" : "unavailable"), l.detail.c_str());
+  }
+  std::printf("seccomp policy denies explicitly:");
+  for (const auto& s : jail::ExplicitlyDeniedSyscalls()) std::printf(" %s", s.c_str());
+  std::printf("\n\n%s\n", ok ? "airlock can run code on this host with every isolation layer active."
+                             : "airlock will refuse to run code until the MISSING layers are fixed.");
+  return ok ? 0 : 1;
+}
+
+int LanguagesCommand(bool json) {
+  StatusOr<std::unique_ptr<jail::JailHost>> host = jail::JailHost::Create();
+  if (!host.ok()) {
+    std::cerr << "airlock: " << host.status().message() << "\n";
+    return 125;
+  }
+  StatusOr<std::unique_ptr<runtimes::LocalExecutor>> ex = runtimes::LocalExecutor::Create(**host);
+  if (!ex.ok()) {
+    std::cerr << "airlock: " << ex.status().message() << "\n";
+    return 125;
+  }
+  std::vector<runtimes::LanguageInfo> langs = (*ex)->Languages();
+  if (json) {
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& l : langs) j.push_back(runtimes::ToJson(l));
+    std::cout << j.dump(2) << std::endl;
+    return 0;
+  }
+  std::printf("%-12s %-32s %-12s %-8s %-10s %-9s %s\n", "LANGUAGE", "NAME", "VERSION", "TIERS", "TIMEOUT", "MEMORY",
+              "NOTES");
+  for (const auto& l : langs) {
+    std::string tiers;
+    for (const auto& t : l.tiers) tiers += (tiers.empty() ? "" : ",") + t;
+    std::printf("%-12s %-32s %-12s %-8s %-10s %-9s %s\n", l.name.c_str(), l.display_name.c_str(), l.version.c_str(),
+                tiers.c_str(), (std::to_string(l.default_timeout_ms) + " ms").c_str(),
+                (std::to_string(l.default_memory_mb) + " MiB").c_str(), l.notes.c_str());
+  }
+  return 0;
+}
+
+}  // namespace airlock::cli

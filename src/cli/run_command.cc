@@ -1,0 +1,122 @@
+// `airlock run`: one program in one jail, from the command line.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "jail/host.h"
+#include "jail/init/files.h"
+#include "runtimes/local_executor.h"
+
+namespace airlock::cli {
+namespace {
+
+StatusOr<std::string> ReadWholeFile(const std::string& path) {
+  std::ifstream in(path == "-" ? "/dev/stdin" : path, std::ios::binary);
+  if (!in) return NotFound("cannot read " + path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Status WriteOutputFile(const std::string& dir, const runtimes::OutputFile& f) {
+  if (!jail::IsSafeRelativePath(f.name)) return InvalidArgument("unsafe output name " + f.name);
+  std::string path = dir + "/" + f.name;
+  for (size_t pos = path.find('/', dir.size() + 1); pos != std::string::npos; pos = path.find('/', pos + 1))
+    mkdir(path.substr(0, pos).c_str(), 0755);
+  UniqueFd fd(open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644));
+  if (!fd) return ErrnoError("create " + path);
+  if (write(fd.get(), f.content.data(), f.content.size()) != static_cast<ssize_t>(f.content.size()))
+    return ErrnoError("write " + path);
+  return OkStatus();
+}
+
+int ExitCodeFor(const runtimes::RunResult& r) {
+  switch (r.status) {
+    case runtimes::RunStatus::kOk:
+    case runtimes::RunStatus::kExitNonzero: return r.exit_code;
+    case runtimes::RunStatus::kTimeout: return 124;
+    case runtimes::RunStatus::kKilledSignal: return 128 + r.signal;
+    case runtimes::RunStatus::kMemoryLimit: return 128 + SIGKILL;
+    case runtimes::RunStatus::kOutputLimit: return 128 + SIGKILL;
+    case runtimes::RunStatus::kCompileError: return 1;
+    case runtimes::RunStatus::kInternalError: return 125;
+  }
+  return 125;
+}
+
+}  // namespace
+
+int RunCommand(const RunOptions& options) {
+  runtimes::RunRequest req;
+  req.language = options.language;
+  StatusOr<std::string> code = ReadWholeFile(options.source);
+  if (!code.ok()) {
+    std::cerr << "airlock: " << code.status().message() << "\n";
+    return 125;
+  }
+  req.code = std::move(code).value();
+  if (!options.stdin_file.empty()) {
+    StatusOr<std::string> in = ReadWholeFile(options.stdin_file);
+    if (!in.ok()) {
+      std::cerr << "airlock: " << in.status().message() << "\n";
+      return 125;
+    }
+    req.stdin_data = std::move(in).value();
+  }
+  req.args = options.args;
+  req.timeout_ms = options.timeout_ms;
+  req.memory_mb = options.memory_mb;
+  req.output_globs = options.outputs;
+  for (const auto& spec : options.files) {
+    size_t eq = spec.find('=');
+    if (eq == std::string::npos) {
+      std::cerr << "airlock: --file expects NAME=PATH, got " << spec << "\n";
+      return 125;
+    }
+    StatusOr<std::string> content = ReadWholeFile(spec.substr(eq + 1));
+    if (!content.ok()) {
+      std::cerr << "airlock: " << content.status().message() << "\n";
+      return 125;
+    }
+    req.files.push_back({spec.substr(0, eq), std::move(content).value()});
+  }
+
+  jail::HostOptions host_options;
+  host_options.allow_degraded = options.allow_degraded;
+  StatusOr<std::unique_ptr<jail::JailHost>> host = jail::JailHost::Create(host_options);
+  if (!host.ok()) {
+    std::cerr << "airlock: " << host.status().message() << "\n";
+    return 125;
+  }
+  StatusOr<std::unique_ptr<runtimes::LocalExecutor>> executor = runtimes::LocalExecutor::Create(**host);
+  if (!executor.ok()) {
+    std::cerr << "airlock: " << executor.status().message() << "\n";
+    return 125;
+  }
+  CancelToken cancel;
+  runtimes::RunResult result = (*executor)->Run(req, nullptr, cancel);
+
+  if (options.json) {
+    std::cout << runtimes::ToJson(result).dump(2) << std::endl;
+    return result.status == runtimes::RunStatus::kInternalError ? 125 : 0;
+  }
+  if (!result.compile_output.empty()) std::cerr << result.compile_output;
+  std::cout << result.stdout_text << std::flush;
+  std::cerr << result.stderr_text << std::flush;
+  for (const auto& f : result.files) {
+    Status st = WriteOutputFile(options.output_dir, f);
+    if (!st.ok()) std::cerr << "airlock: " << st.message() << "\n";
+  }
+  if (!result.ok() && result.status != runtimes::RunStatus::kExitNonzero) {
+    std::cerr << "airlock: " << runtimes::RunStatusName(result.status) << ": " << result.message << "\n";
+  }
+  return ExitCodeFor(result);
+}
+
+}  // namespace airlock::cli

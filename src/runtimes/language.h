@@ -1,0 +1,46 @@
+// A language is data: where its source goes, how it is compiled (if at all),
+// how it is run, and what it needs from the host. Adding a language means
+// adding one LanguageSpec to BuiltinLanguages() in languages.cc.
+#ifndef AIRLOCK_RUNTIMES_LANGUAGE_H_
+#define AIRLOCK_RUNTIMES_LANGUAGE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "jail/jail.h"
+#include "jail/seccomp_policy.h"
+
+namespace airlock::runtimes {
+
+struct CompileStep {
+  std::vector<std::string> argv;  // runs in /work with the source file present
+  uint64_t timeout_ms = 30'000;
+};
+
+struct LanguageSpec {
+  std::string name;          // the API name: "python"
+  std::string display_name;  // "Python"
+  std::string source_file;   // file the code is written to: "main.py"
+  std::vector<std::string> version_argv;  // host command printing the version
+  std::optional<CompileStep> compile;
+  std::vector<std::string> run_argv;  // user args are appended
+  std::vector<std::string> extra_env;
+  std::vector<jail::BindMount> binds;  // beyond jail_fs.h's base set
+  jail::SeccompOptions seccomp;
+  uint64_t default_timeout_ms = 10'000;
+  uint64_t default_memory_mb = 256;
+  uint32_t max_pids = 64;
+  std::string notes;
+};
+
+// Every language airlock knows, in display order.
+std::vector<LanguageSpec> BuiltinLanguages();
+
+// Whether the language's interpreter or compiler exists on this host.
+bool IsInstalled(const LanguageSpec& spec);
+
+}  // namespace airlock::runtimes
+
+#endif  // AIRLOCK_RUNTIMES_LANGUAGE_H_

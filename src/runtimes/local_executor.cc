@@ -1,0 +1,216 @@
+#include "runtimes/local_executor.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <cstring>
+
+#include "jail/init/files.h"
+#include "runtimes/result_mapping.h"
+
+namespace airlock::runtimes {
+namespace {
+
+std::vector<std::string> BaseEnv() {
+  return {"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", "LC_ALL=C.UTF-8", "HOME=/work", "TMPDIR=/tmp",
+          "USER=sandbox"};
+}
+
+// Runs a trusted host tool (a compiler's --version) and returns its first line.
+std::string HostCommandFirstLine(const std::vector<std::string>& argv) {
+  if (argv.empty()) return "";
+  int p[2];
+  if (pipe2(p, O_CLOEXEC) != 0) return "";
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(p[1], 1);
+    int null_fd = open("/dev/null", O_WRONLY);
+    dup2(null_fd, 2);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    char* envp[] = {const_cast<char*>("PATH=/usr/bin:/bin"), nullptr};
+    execve(args[0], args.data(), envp);
+    _exit(127);
+  }
+  close(p[1]);
+  std::string out;
+  char buf[512];
+  ssize_t n;
+  while ((n = read(p[0], buf, sizeof buf)) > 0 && out.size() < 4096) out.append(buf, static_cast<size_t>(n));
+  close(p[0]);
+  if (pid > 0) waitpid(pid, nullptr, 0);
+  std::string line = out.substr(0, out.find('\n'));
+  // "Python 3.11.2" -> "3.11.2"; "v20.20.2" -> "20.20.2"; "ruby 3.1.2p20 (...)" -> "3.1.2p20"
+  for (size_t i = 0; i < line.size(); ++i) {
+    if (isdigit(static_cast<unsigned char>(line[i]))) {
+      size_t end = line.find(' ', i);
+      return line.substr(i, end == std::string::npos ? std::string::npos : end - i);
+    }
+  }
+  return line;
+}
+
+}  // namespace
+
+Status ValidateRequest(const RunRequest& request, const ExecutorLimits& limits,
+                       const std::vector<LanguageSpec>& languages) {
+  bool known = false;
+  std::string names;
+  for (const auto& l : languages) {
+    known = known || l.name == request.language;
+    names += (names.empty() ? "" : ", ") + l.name;
+  }
+  if (!known) return NotFound("unknown language \"" + request.language + "\"; available: " + names);
+  if (request.isolation != "native") {
+    return InvalidArgument("isolation \"" + request.isolation + "\" is not available for " + request.language +
+                           "; available: native");
+  }
+  if (request.code.size() > limits.max_code_bytes)
+    return InvalidArgument("code is " + std::to_string(request.code.size()) + " bytes; the limit is " +
+                           std::to_string(limits.max_code_bytes));
+  if (request.stdin_data.size() > limits.max_stdin_bytes)
+    return InvalidArgument("stdin exceeds the limit of " + std::to_string(limits.max_stdin_bytes) + " bytes");
+  if (request.timeout_ms > limits.max_timeout_ms)
+    return InvalidArgument("timeout_ms " + std::to_string(request.timeout_ms) + " exceeds the maximum of " +
+                           std::to_string(limits.max_timeout_ms));
+  if (request.memory_mb > limits.max_memory_mb)
+    return InvalidArgument("memory_mb " + std::to_string(request.memory_mb) + " exceeds the maximum of " +
+                           std::to_string(limits.max_memory_mb));
+  if (request.files.size() > limits.max_input_files)
+    return InvalidArgument("at most " + std::to_string(limits.max_input_files) + " input files are allowed");
+  uint64_t total = 0;
+  for (size_t i = 0; i < request.files.size(); ++i) {
+    const auto& f = request.files[i];
+    if (!jail::IsSafeRelativePath(f.name))
+      return InvalidArgument("files[" + std::to_string(i) + "].name \"" + f.name +
+                             "\" must be a relative path without \"..\"");
+    total += f.content.size();
+  }
+  if (total > limits.max_input_file_bytes)
+    return InvalidArgument("input files total " + std::to_string(total) + " bytes; the limit is " +
+                           std::to_string(limits.max_input_file_bytes));
+  for (size_t i = 0; i < request.args.size(); ++i)
+    if (request.args[i].find('\0') != std::string::npos)
+      return InvalidArgument("args[" + std::to_string(i) + "] contains a NUL byte");
+  return OkStatus();
+}
+
+StatusOr<std::unique_ptr<LocalExecutor>> LocalExecutor::Create(jail::JailHost& host, ExecutorLimits limits,
+                                                               std::vector<LanguageSpec> languages) {
+  std::unique_ptr<LocalExecutor> ex(new LocalExecutor());
+  ex->host_ = &host;
+  ex->limits_ = limits;
+  for (auto& spec : languages) {
+    if (!IsInstalled(spec)) continue;
+    AIRLOCK_ASSIGN_OR_RETURN(jail::BpfProgram policy, jail::BuildDefaultPolicy(spec.seccomp));
+    ex->policies_.emplace(spec.name, std::move(policy));
+    ex->languages_.push_back(std::move(spec));
+  }
+  return ex;
+}
+
+const LanguageSpec* LocalExecutor::Find(const std::string& name) const {
+  for (const auto& l : languages_)
+    if (l.name == name) return &l;
+  return nullptr;
+}
+
+std::vector<LanguageInfo> LocalExecutor::Languages() {
+  std::vector<LanguageInfo> out;
+  std::lock_guard<std::mutex> lock(versions_mu_);
+  for (const auto& l : languages_) {
+    auto it = versions_.find(l.name);
+    if (it == versions_.end()) it = versions_.emplace(l.name, HostCommandFirstLine(l.version_argv)).first;
+    LanguageInfo info;
+    info.name = l.name;
+    info.display_name = l.display_name;
+    info.version = it->second;
+    info.compiled = l.compile.has_value();
+    info.tiers = {"native"};
+    info.default_timeout_ms = l.default_timeout_ms;
+    info.default_memory_mb = l.default_memory_mb;
+    info.notes = l.notes;
+    out.push_back(std::move(info));
+  }
+  return out;
+}
+
+RunResult LocalExecutor::Run(const RunRequest& request, const ProgressFn& progress, CancelToken& cancel) {
+  if (Status st = ValidateRequest(request, limits_, languages_); !st.ok()) {
+    return InternalErrorResult(request.language,
+                               st.code() == StatusCode::kNotFound ? "unknown_language" : "invalid_request",
+                               st.message());
+  }
+  return RunInJail(*Find(request.language), request, progress, cancel);
+}
+
+RunResult LocalExecutor::RunInJail(const LanguageSpec& spec, const RunRequest& request, const ProgressFn& progress,
+                                   CancelToken& cancel) {
+  auto report = [&](RunPhase p) {
+    if (progress) progress(p);
+  };
+  const uint64_t timeout_ms = request.timeout_ms ? request.timeout_ms : spec.default_timeout_ms;
+  const uint64_t memory_mb = request.memory_mb ? request.memory_mb : spec.default_memory_mb;
+
+  report(RunPhase::kStarting);
+  jail::JailConfig config;
+  config.binds = spec.binds;
+  config.limits.memory_bytes = memory_mb << 20;
+  config.limits.max_pids = spec.max_pids;
+  config.limits.workdir_bytes = limits_.workdir_bytes;
+  StatusOr<std::unique_ptr<jail::Jail>> jail = jail::Jail::Create(*host_, config);
+  if (!jail.ok()) {
+    return InternalErrorResult(spec.name, "jail_setup_failed", "could not create the jail: " + jail.status().message());
+  }
+
+  std::vector<std::string> env = BaseEnv();
+  env.insert(env.end(), spec.extra_env.begin(), spec.extra_env.end());
+
+  jail::ExecRequest base;
+  base.env = env;
+  base.seccomp = &policies_.at(spec.name);
+  base.limits.max_stdout_bytes = limits_.max_output_bytes;
+  base.limits.max_stderr_bytes = limits_.max_output_bytes;
+  base.limits.max_file_bytes = limits_.workdir_bytes;
+  base.files.push_back({spec.source_file, request.code});
+  for (const auto& f : request.files) base.files.push_back({f.name, f.content});
+
+  std::optional<jail::ExecResult> compiled;
+  if (spec.compile) {
+    report(RunPhase::kCompiling);
+    jail::ExecRequest compile = base;
+    compile.argv = spec.compile->argv;
+    compile.limits.wall_ms = spec.compile->timeout_ms;
+    compiled = (*jail)->Exec(compile, &cancel);
+    base.files.clear();  // already in /work
+    if (!(compiled->outcome == jail::ExecResult::Outcome::kExited && compiled->exit_code == 0)) {
+      return MapCompileFailure(spec.name, *compiled, memory_mb);
+    }
+  }
+
+  report(RunPhase::kRunning);
+  jail::ExecRequest run = base;
+  run.argv = spec.run_argv;
+  run.argv.insert(run.argv.end(), request.args.begin(), request.args.end());
+  run.stdin_data = request.stdin_data;
+  run.output_globs = request.output_globs;
+  run.max_output_files = limits_.max_output_files;
+  run.max_output_file_bytes = limits_.max_output_file_bytes;
+  run.limits.wall_ms = timeout_ms;
+  jail::ExecResult r = (*jail)->Exec(run, &cancel);
+  jail->reset();
+  report(RunPhase::kDone);
+  RunResult result = MapExecResult(spec.name, r, timeout_ms, memory_mb, spec.max_pids);
+  if (compiled) {
+    result.compile_output = compiled->stdout_data + compiled->stderr_data;
+    result.compile_ms = compiled->wall_ms;
+  }
+  return result;
+}
+
+}  // namespace airlock::runtimes

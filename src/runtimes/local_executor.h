@@ -1,0 +1,67 @@
+// LocalExecutor: runs code in jails owned by this process.
+//
+// Used by the runner process (behind the MCP server) and by `airlock run`.
+// Each Run() gets a fresh jail: the source and input files are written to
+// /work, a compile step runs first for compiled languages (its diagnostics
+// go to compile_output, apart from the program's output), then the program
+// runs with the request's stdin and args; requested output files are
+// collected; the jail is destroyed. Limits come from the request, bounded by
+// the executor's maxima.
+#ifndef AIRLOCK_RUNTIMES_LOCAL_EXECUTOR_H_
+#define AIRLOCK_RUNTIMES_LOCAL_EXECUTOR_H_
+
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "jail/host.h"
+#include "runtimes/code_executor.h"
+#include "runtimes/language.h"
+
+namespace airlock::runtimes {
+
+struct ExecutorLimits {
+  uint64_t max_timeout_ms = 60'000;
+  uint64_t max_memory_mb = 2048;
+  uint64_t max_output_bytes = 1u << 20;      // per stream
+  uint64_t max_input_file_bytes = 8u << 20;  // all input files together
+  uint32_t max_input_files = 64;
+  uint32_t max_output_files = 32;
+  uint64_t max_output_file_bytes = 8u << 20;
+  uint64_t workdir_bytes = 64u << 20;
+  uint64_t max_code_bytes = 1u << 20;
+  uint64_t max_stdin_bytes = 8u << 20;
+};
+
+class LocalExecutor : public CodeExecutor {
+ public:
+  // `host` must outlive the executor. Fails if a seccomp policy cannot be built.
+  static StatusOr<std::unique_ptr<LocalExecutor>> Create(jail::JailHost& host, ExecutorLimits limits = {},
+                                                         std::vector<LanguageSpec> languages = BuiltinLanguages());
+
+  RunResult Run(const RunRequest& request, const ProgressFn& progress, CancelToken& cancel) override;
+  std::vector<LanguageInfo> Languages() override;
+
+  const LanguageSpec* Find(const std::string& name) const;
+
+ private:
+  LocalExecutor() = default;
+  RunResult RunInJail(const LanguageSpec& spec, const RunRequest& request, const ProgressFn& progress,
+                      CancelToken& cancel);
+
+  jail::JailHost* host_ = nullptr;
+  ExecutorLimits limits_;
+  std::vector<LanguageSpec> languages_;  // installed ones only
+  std::map<std::string, jail::BpfProgram> policies_;  // by language name
+  std::mutex versions_mu_;
+  std::map<std::string, std::string> versions_;
+};
+
+// Validates a request against the executor's rules; the message names the
+// offending field. Exposed for tests.
+Status ValidateRequest(const RunRequest& request, const ExecutorLimits& limits,
+                       const std::vector<LanguageSpec>& languages);
+
+}  // namespace airlock::runtimes
+
+#endif  // AIRLOCK_RUNTIMES_LOCAL_EXECUTOR_H_
