@@ -5,7 +5,11 @@
 // cgroup v2 when the unified hierarchy has the needed controllers, and
 // otherwise the v1 memory, pids and cpu/cpuacct hierarchies (hybrid hosts).
 // It makes one parent directory `airlock-<pid>` per hierarchy and removes it
-// when destroyed.
+// when destroyed. On v2 it first moves itself into a leaf
+// `airlock-<pid>-supervisor` when its own cgroup must enable controllers (the
+// "no internal processes" rule), and moves back when destroyed; this needs our
+// cgroup to hold no other process. Trees left by a supervisor that died
+// (`airlock-<pid>` whose pid no longer exists) are killed and removed.
 //
 // Each jail gets a Cgroup: a child directory per hierarchy with the limits
 // written before any process joins. Destroying a Cgroup kills whatever is
@@ -16,6 +20,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -53,12 +58,19 @@ struct CgroupReport {
 
 class Cgroup;
 
+// Destroy every Cgroup before its CgroupManager. Use one manager per process.
 class CgroupManager {
  public:
   // Probes the host and creates the parent directories.
   static StatusOr<std::unique_ptr<CgroupManager>> Create();
   // Only probes; creates nothing (for doctor).
   static CgroupReport Probe();
+  // Testing only: cgroup v2 below `own_dir` (the v2 cgroup this process is
+  // in), enabling just `controllers` there. Limits whose controller is not
+  // among them are not written. Lets hosts without a v2 memory controller
+  // exercise the v2 layout (supervisor leaf, cgroup.kill, cleanup).
+  static StatusOr<std::unique_ptr<CgroupManager>> CreateV2ForTesting(const std::string& own_dir,
+                                                                     const std::vector<std::string>& controllers);
 
   ~CgroupManager();
   CgroupManager(const CgroupManager&) = delete;
@@ -71,9 +83,20 @@ class CgroupManager {
 
  private:
   CgroupManager() = default;
+  // Create() helpers: make the parent directories (and, on v2, enable the
+  // controllers below our own cgroup, moving into a leaf when needed).
+  Status InitV2(const std::string& own_dir, const std::vector<std::string>& controllers);
+  Status InitV1(const std::string& memory_dir, const std::string& pids_dir, const std::string& cpu_dir,
+                const std::string& cpuacct_dir, const std::string& freezer_dir);
   CgroupReport report_;
   // One parent directory per hierarchy used (v2: one entry).
   std::vector<std::string> parents_;
+  // Parent directory per controller ("" when absent; on v2 all are parents_[0]).
+  std::string memory_parent_, pids_parent_, cpu_parent_, cpuacct_parent_, freezer_parent_;
+  // v2 only: our own cgroup, the leaf this process moved into ("" if it did
+  // not move) and the controllers we enabled in our own cgroup.subtree_control.
+  std::string v2_own_dir_, v2_supervisor_dir_;
+  std::vector<std::string> v2_enabled_in_own_;
   friend class Cgroup;
 };
 
@@ -97,9 +120,16 @@ class Cgroup {
  private:
   friend class CgroupManager;
   Cgroup() = default;
+  Status ApplyLimits(const CgroupLimits& limits, const CgroupReport& report);
+  // True when no live process is left (zombies do not count).
+  bool IsEmpty() const;
   CgroupMode mode_ = CgroupMode::kNone;
   std::vector<std::string> paths_;  // one per hierarchy
   UniqueFd v2_dir_fd_;
+  // Directory per controller ("" when absent; on v2 all are paths_[0]).
+  std::string memory_dir_, pids_dir_, cpu_dir_, cpuacct_dir_, freezer_dir_;
+  // v2 without memory.peak: the largest memory.current seen by Stats().
+  mutable std::atomic<uint64_t> peak_seen_{0};
 };
 
 }  // namespace airlock::jail
