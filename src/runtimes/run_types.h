@@ -5,7 +5,7 @@
 // --json`, and the runner protocol):
 //   {"status": "ok"|"exit_nonzero"|"timeout"|"memory_limit"|"output_limit"|
 //              "compile_error"|"killed_signal"|"internal_error",
-//    "message": "...", "language": "python", "isolation": "native",
+//    "message": "...", "error_code": "", "language": "python", "isolation": "native",
 //    "exit_code": 0, "signal": null|9,
 //    "stdout": "...", "stdout_truncated": false,
 //    "stderr": "...", "stderr_truncated": false,
@@ -15,6 +15,16 @@
 //               "content": "...", "truncated": false, "mime_type": "image/png"}]}
 // stdout/stderr/compile_output are always valid UTF-8 (ill-formed bytes are
 // replaced with U+FFFD); file contents keep their bytes (base64 when binary).
+//
+// JSON shape of a RunRequest (the runner protocol):
+//   {"language": "python", "code": "...", "code_encoding"?: "base64",
+//    "stdin": "...", "stdin_encoding"?: "base64", "args": ["..."],
+//    "files": [{"name": "in.csv", "content": "...", "encoding": "text"|"base64"}],
+//    "output_files": ["*.png"], "timeout_ms": 0, "memory_mb": 0,
+//    "isolation": "native"}
+// code/stdin are sent as base64 (with the *_encoding key) only when they are
+// not valid UTF-8, so their exact bytes survive. FromJson functions never
+// throw; they return InvalidArgument naming the bad field.
 #ifndef AIRLOCK_RUNTIMES_RUN_TYPES_H_
 #define AIRLOCK_RUNTIMES_RUN_TYPES_H_
 
@@ -72,6 +82,10 @@ struct RunRequest {
 struct RunResult {
   RunStatus status = RunStatus::kInternalError;
   std::string message;  // human explanation of a non-ok status
+  // Stable machine-readable reason when status is internal_error or the run
+  // was refused: "busy", "runner_unavailable", "cancelled", "invalid_request",
+  // "unknown_language", "jail_setup_failed". Empty otherwise.
+  std::string error_code;
   std::string language;
   std::string isolation = "native";
   int exit_code = -1;
@@ -92,7 +106,8 @@ struct RunResult {
 };
 
 // A result that says an error happened before or around the run.
-RunResult InternalErrorResult(const std::string& language, const std::string& message);
+RunResult InternalErrorResult(const std::string& language, const std::string& error_code,
+                              const std::string& message);
 
 nlohmann::json ToJson(const RunResult& r);
 StatusOr<RunResult> RunResultFromJson(const nlohmann::json& j);

@@ -1,0 +1,511 @@
+#include "runner/runner_client.h"
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <optional>
+
+namespace airlock::runner {
+namespace {
+
+using Json = nlohmann::json;
+using runtimes::InternalErrorResult;
+using runtimes::RunPhase;
+using runtimes::RunResult;
+using Clock = std::chrono::steady_clock;
+
+void Log(const std::string& message) {
+  std::fprintf(stderr, "airlock: runner client: %s\n", message.c_str());
+}
+
+std::optional<RunPhase> PhaseFromName(const std::string& name) {
+  for (RunPhase p : {RunPhase::kQueued, RunPhase::kStarting, RunPhase::kCompiling,
+                     RunPhase::kRunning, RunPhase::kDone}) {
+    if (name == runtimes::RunPhaseName(p)) return p;
+  }
+  return std::nullopt;
+}
+
+int MillisUntil(Clock::time_point deadline) {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+  return static_cast<int>(std::max<int64_t>(0, left.count()));
+}
+
+void SignalEventFd(int fd) {
+  const uint64_t one = 1;
+  [[maybe_unused]] ssize_t n = write(fd, &one, sizeof one);
+}
+
+}  // namespace
+
+struct RunnerClient::Connection {
+  UniqueFd fd;
+  uint64_t generation = 0;
+  size_t max_frame_bytes = kDefaultMaxFrameBytes;
+  std::mutex write_mu;
+
+  Status Write(const Json& message) {
+    std::lock_guard<std::mutex> lock(write_mu);
+    return WriteJsonFrame(fd.get(), message, max_frame_bytes);
+  }
+};
+
+struct RunnerClient::Pending {
+  UniqueFd wake{eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)};
+  // Guarded by RunnerClient::mu_.
+  uint64_t id = 0;
+  uint64_t generation = 0;
+  bool admitted = false;  // holds a concurrency slot
+  std::deque<RunPhase> progress;
+  std::optional<Json> reply;            // "result", "languages" or "pong" frame
+  std::optional<std::string> failure;   // the runner went away
+
+  void Signal() { SignalEventFd(wake.get()); }
+
+  // Blocks until signalled, `cancel_fd` is readable or `timeout_ms` passes.
+  void Wait(int cancel_fd, int timeout_ms) {
+    pollfd fds[2] = {{wake.get(), POLLIN, 0}, {cancel_fd, POLLIN, 0}};
+    const int n = cancel_fd >= 0 ? 2 : 1;
+    if (poll(fds, n, timeout_ms) > 0 && (fds[0].revents & POLLIN)) {
+      uint64_t value;
+      [[maybe_unused]] ssize_t r = read(wake.get(), &value, sizeof value);
+    }
+  }
+};
+
+RunnerClient::RunnerClient(RunnerClientOptions options)
+    : options_(std::move(options)),
+      max_concurrent_(options_.max_concurrent > 0
+                          ? options_.max_concurrent
+                          : std::max(1u, std::thread::hardware_concurrency())),
+      stop_event_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
+
+RunnerClient::~RunnerClient() { Stop(); }
+
+pid_t RunnerClient::runner_pid() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return runner_pid_;
+}
+
+void RunnerClient::EnsureStartedLocked() {
+  if (state_ != State::kNotStarted || stopping_) return;
+  state_ = State::kStarting;
+  // The supervisor forks the runner: PR_SET_PDEATHSIG is tied to the forking
+  // thread, so it must be this long-lived thread, not a caller's.
+  supervisor_ = std::thread([this] { SupervisorLoop(); });
+}
+
+Status RunnerClient::Start() {
+  std::unique_lock<std::mutex> lock(mu_);
+  EnsureStartedLocked();
+  const auto deadline = Clock::now() + options_.start_timeout + std::chrono::seconds(1);
+  state_cv_.wait_until(lock, deadline, [&] { return state_ != State::kStarting; });
+  if (state_ == State::kReady) return OkStatus();
+  if (state_ == State::kStopped) return Unavailable("the runner client is stopped");
+  return Unavailable("the code runner process could not be started: " +
+                     (last_error_.empty() ? std::string("timed out") : last_error_));
+}
+
+void RunnerClient::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!stopping_) {
+      stopping_ = true;
+      SignalEventFd(stop_event_.get());
+      // EOF for both sides: our reader wakes, the runner cancels and exits.
+      if (conn_) shutdown(conn_->fd.get(), SHUT_RDWR);
+      for (auto& q : queue_) q->Signal();
+      state_cv_.notify_all();
+    }
+    if (!supervisor_.joinable()) {
+      state_ = State::kStopped;
+      return;
+    }
+  }
+  std::thread supervisor;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    supervisor = std::move(supervisor_);
+  }
+  if (supervisor.joinable()) supervisor.join();
+}
+
+bool RunnerClient::SleepUnlessStopping(std::chrono::milliseconds d) {
+  std::unique_lock<std::mutex> lock(mu_);
+  state_cv_.wait_for(lock, d, [&] { return stopping_; });
+  return !stopping_;
+}
+
+Status RunnerClient::AwaitHello(SpawnedRunner& runner) {
+  pollfd fds[2] = {{runner.channel_fd(), POLLIN, 0}, {stop_event_.get(), POLLIN, 0}};
+  const auto deadline = Clock::now() + options_.start_timeout;
+  for (;;) {
+    const int n = poll(fds, 2, MillisUntil(deadline));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ErrnoError("poll the runner channel");
+    if (n == 0) {
+      return DeadlineExceeded("the runner did not report ready within " +
+                              std::to_string(options_.start_timeout.count()) + " ms");
+    }
+    if (fds[1].revents) return Cancelled("stopping");
+    break;
+  }
+  StatusOr<Json> hello = ReadJsonFrame(runner.channel_fd(), options_.max_frame_bytes);
+  if (!hello.ok()) {
+    std::optional<int> ws = runner.WaitFor(std::chrono::milliseconds(1000));
+    return Unavailable("the runner exited before it was ready (" +
+                       (ws ? DescribeWaitStatus(*ws) : hello.status().message()) + ")");
+  }
+  if (hello->value("type", "") != "hello") {
+    return Internal("the runner's first message was not \"hello\": " + hello->dump(-1, ' ', false,
+                        Json::error_handler_t::replace));
+  }
+  return OkStatus();
+}
+
+void RunnerClient::SupervisorLoop() {
+  auto backoff = options_.restart_backoff_min;
+  auto grow_backoff = [&] { backoff = std::min(backoff * 2, options_.restart_backoff_max); };
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopping_) break;
+    }
+    StatusOr<SpawnedRunner> spawned = options_.spawn ? options_.spawn()
+                                                     : SpawnRunnerProcess("/proc/self/exe");
+    Status st = spawned.ok() ? AwaitHello(*spawned) : spawned.status();
+    if (!st.ok()) {
+      if (spawned.ok()) spawned->Reset();
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        last_error_ = st.message();
+        if (!stopping_) state_ = State::kFailed;
+        state_cv_.notify_all();
+      }
+      if (st.code() != StatusCode::kCancelled) Log("cannot start the code runner: " + st.message());
+      if (!SleepUnlessStopping(backoff)) break;
+      grow_backoff();
+      continue;
+    }
+
+    auto conn = std::make_shared<Connection>();
+    conn->fd = spawned->TakeChannel();
+    conn->max_frame_bytes = options_.max_frame_bytes;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopping_) break;  // `spawned` going out of scope kills it
+      conn->generation = ++generation_;
+      conn_ = conn;
+      state_ = State::kReady;
+      runner_pid_ = spawned->pid();
+      last_error_.clear();
+      state_cv_.notify_all();
+    }
+    const auto started = Clock::now();
+
+    ReadLoop(conn);
+
+    bool stopping;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      conn_.reset();
+      runner_pid_ = -1;
+      stopping = stopping_;
+      if (!stopping) state_ = State::kStarting;  // Run() waits for the restart
+      state_cv_.notify_all();
+    }
+    std::string message;
+    if (stopping) {
+      spawned->WaitFor(std::chrono::milliseconds(2000));  // graceful: it cancels its runs
+      message = "airlock is shutting down; the run was aborted";
+    } else {
+      std::optional<int> ws = spawned->WaitFor(std::chrono::milliseconds(1000));
+      message = "the code runner process exited unexpectedly (" +
+                (ws ? DescribeWaitStatus(*ws) : std::string("it closed its channel; killed")) +
+                "); the run was aborted";
+      Log(message);
+    }
+    spawned->Reset();  // kills if still alive, reaps
+    FailPending(conn->generation, message);
+    if (stopping) break;
+    if (Clock::now() - started > options_.restart_backoff_max) backoff = options_.restart_backoff_min;
+    if (!SleepUnlessStopping(backoff)) break;
+    grow_backoff();
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  state_ = State::kStopped;
+  state_cv_.notify_all();
+}
+
+void RunnerClient::ReadLoop(const std::shared_ptr<Connection>& conn) {
+  for (;;) {
+    StatusOr<Json> message = ReadJsonFrame(conn->fd.get(), options_.max_frame_bytes);
+    if (!message.ok()) {
+      if (message.status().code() == StatusCode::kInvalidArgument) {
+        Log("ignoring a bad frame from the runner: " + message.status().message());
+        continue;
+      }
+      if (message.status().code() != StatusCode::kUnavailable) {
+        Log("the runner channel failed: " + message.status().ToString());
+      }
+      return;
+    }
+    Json& m = *message;
+    auto type_it = m.find("type");
+    auto id_it = m.find("id");
+    if (type_it == m.end() || !type_it->is_string() || id_it == m.end() ||
+        !id_it->is_number_unsigned()) {
+      continue;
+    }
+    const std::string type = type_it->get<std::string>();
+    const uint64_t id = id_it->get<uint64_t>();
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = pending_.find(id);
+    if (it == pending_.end()) continue;  // e.g. answered after its caller gave up
+    Pending& p = *it->second;
+    if (type == "progress") {
+      auto phase_it = m.find("phase");
+      if (phase_it != m.end() && phase_it->is_string()) {
+        if (auto phase = PhaseFromName(phase_it->get<std::string>())) p.progress.push_back(*phase);
+      }
+    } else if (type == "result" || type == "languages" || type == "pong") {
+      p.reply = std::move(m);
+    } else {
+      continue;
+    }
+    p.Signal();
+  }
+}
+
+void RunnerClient::FailPending(uint64_t generation, const std::string& message) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& [id, p] : pending_) {
+    if (p->generation == generation && !p->reply) {
+      p->failure = message;
+      p->Signal();
+    }
+  }
+}
+
+std::shared_ptr<RunnerClient::Connection> RunnerClient::AwaitRunner(CancelToken* cancel) {
+  std::unique_lock<std::mutex> lock(mu_);
+  EnsureStartedLocked();
+  const auto deadline = Clock::now() + options_.start_timeout + options_.restart_backoff_max;
+  while ((state_ == State::kStarting || state_ == State::kNotStarted) && !stopping_ &&
+         Clock::now() < deadline) {
+    if (cancel && cancel->cancelled()) return nullptr;
+    state_cv_.wait_for(lock, std::chrono::milliseconds(50));
+  }
+  return state_ == State::kReady && !stopping_ ? conn_ : nullptr;
+}
+
+std::string RunnerClient::UnavailableMessage() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stopping_) return "airlock is shutting down; the run was not started";
+  if (state_ == State::kFailed) {
+    return "the code runner process could not be started (" + last_error_ +
+           "); the run was not started";
+  }
+  return "the code runner process is not available; the run was not started";
+}
+
+Status RunnerClient::Send(const std::shared_ptr<Connection>& conn,
+                          const std::shared_ptr<Pending>& p, Json message) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (conn_ != conn) return Unavailable("the code runner process exited");
+    p->id = next_id_++;
+    p->generation = conn->generation;
+    pending_[p->id] = p;
+  }
+  message["id"] = p->id;
+  Status st = conn->Write(message);
+  if (!st.ok()) Unregister(*p);
+  return st;
+}
+
+void RunnerClient::Unregister(const Pending& p) {
+  std::lock_guard<std::mutex> lock(mu_);
+  pending_.erase(p.id);
+}
+
+void RunnerClient::ReleaseSlot() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!queue_.empty()) {  // hand the slot straight to the oldest waiter
+    std::shared_ptr<Pending> next = std::move(queue_.front());
+    queue_.pop_front();
+    next->admitted = true;
+    next->Signal();
+  } else {
+    --in_flight_;
+  }
+}
+
+RunResult RunnerClient::Run(const runtimes::RunRequest& request,
+                            const runtimes::ProgressFn& progress, CancelToken& cancel) {
+  const std::string& language = request.language;
+  auto report = [&](RunPhase phase) {
+    if (progress) progress(phase);
+  };
+  auto cancelled_result = [&](const RunResult* partial) {
+    RunResult r = partial ? *partial : RunResult{};
+    r.status = runtimes::RunStatus::kInternalError;
+    r.error_code = "cancelled";
+    r.message = "the run was cancelled";
+    r.language = language;
+    return r;
+  };
+
+  // 1. Admission: a slot, a place in the queue, or "busy".
+  auto p = std::make_shared<Pending>();
+  bool admitted = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) {
+      return InternalErrorResult(language, "runner_unavailable",
+                                 "airlock is shutting down; the run was not started");
+    }
+    EnsureStartedLocked();
+    if (in_flight_ < max_concurrent_ && queue_.empty()) {
+      ++in_flight_;
+      p->admitted = admitted = true;
+    } else if (queue_.size() < options_.max_queue) {
+      queue_.push_back(p);
+    } else {
+      return InternalErrorResult(language, "busy",
+                                 "airlock is busy: " + std::to_string(in_flight_) +
+                                     " runs in flight and " + std::to_string(queue_.size()) +
+                                     " queued; retry later");
+    }
+  }
+  if (!admitted) {
+    report(RunPhase::kQueued);
+    for (;;) {
+      p->Wait(cancel.fd(), -1);
+      std::lock_guard<std::mutex> lock(mu_);
+      if (p->admitted) break;
+      if (cancel.cancelled() || stopping_) {
+        queue_.erase(std::find(queue_.begin(), queue_.end(), p));
+        if (cancel.cancelled()) return cancelled_result(nullptr);
+        return InternalErrorResult(language, "runner_unavailable",
+                                   "airlock is shutting down; the run was not started");
+      }
+    }
+  }
+  struct SlotGuard {
+    RunnerClient* client;
+    ~SlotGuard() { client->ReleaseSlot(); }
+  } slot{this};
+
+  // 2. Hand it to the runner.
+  std::shared_ptr<Connection> conn = AwaitRunner(&cancel);
+  if (!conn) {
+    if (cancel.cancelled()) return cancelled_result(nullptr);
+    return InternalErrorResult(language, "runner_unavailable", UnavailableMessage());
+  }
+  Status sent = Send(conn, p, {{"type", "run"}, {"request", ToJson(request)}});
+  if (!sent.ok()) {
+    if (sent.code() == StatusCode::kInvalidArgument) {
+      return InternalErrorResult(language, "invalid_request",
+                                 "the request is too large: " + sent.message());
+    }
+    return InternalErrorResult(language, "runner_unavailable",
+                               "could not hand the run to the code runner process (" +
+                                   sent.message() + "); the run was not started");
+  }
+
+  // 3. Relay progress until the result, a failure, or cancellation.
+  bool cancel_sent = false;
+  Clock::time_point grace_deadline;
+  std::optional<Json> reply;
+  std::optional<std::string> failure;
+  for (;;) {
+    int timeout_ms = -1;
+    if (cancel_sent) {
+      timeout_ms = MillisUntil(grace_deadline);
+      if (timeout_ms == 0 && Clock::now() >= grace_deadline) break;
+    }
+    p->Wait(cancel_sent ? -1 : cancel.fd(), timeout_ms);
+    std::deque<RunPhase> phases;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      phases.swap(p->progress);
+      if (p->reply) reply = std::move(p->reply);
+      if (p->failure) failure = p->failure;
+    }
+    for (RunPhase phase : phases) report(phase);
+    if (reply || failure) break;
+    if (!cancel_sent && cancel.cancelled()) {
+      cancel_sent = true;
+      grace_deadline = Clock::now() + options_.cancel_grace;
+      Status st = conn->Write({{"type", "cancel"}, {"id", p->id}});
+      if (!st.ok()) break;  // the runner is gone; nothing left to wait for
+    }
+  }
+  Unregister(*p);
+
+  std::optional<RunResult> result;
+  if (reply) {
+    auto it = reply->find("result");
+    StatusOr<RunResult> parsed = it != reply->end()
+                                     ? runtimes::RunResultFromJson(*it)
+                                     : StatusOr<RunResult>(InvalidArgument("no \"result\" field"));
+    if (parsed.ok()) {
+      result = std::move(parsed).value();
+    } else {
+      result = InternalErrorResult(language, "internal",
+                                   "the code runner sent an invalid result: " +
+                                       parsed.status().message());
+    }
+  }
+  if (cancel_sent) return cancelled_result(result ? &*result : nullptr);
+  if (result) return *result;
+  return InternalErrorResult(language, "runner_unavailable",
+                             failure ? *failure : "the code runner process did not answer");
+}
+
+std::vector<runtimes::LanguageInfo> RunnerClient::Languages() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (Clock::now() < languages_expiry_) return languages_cache_;
+  }
+  std::shared_ptr<Connection> conn = AwaitRunner(nullptr);
+  if (!conn) return {};
+  auto p = std::make_shared<Pending>();
+  if (!Send(conn, p, {{"type", "languages"}}).ok()) return {};
+  const auto deadline = Clock::now() + options_.languages_timeout;
+  std::optional<Json> reply;
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (p->reply) reply = std::move(p->reply);
+      if (reply || p->failure) break;
+    }
+    if (Clock::now() >= deadline) break;
+    p->Wait(-1, MillisUntil(deadline) + 1);
+  }
+  Unregister(*p);
+  if (!reply) return {};
+  std::vector<runtimes::LanguageInfo> languages;
+  auto list = reply->find("languages");
+  if (list == reply->end() || !list->is_array()) return {};
+  for (const Json& entry : *list) {
+    StatusOr<runtimes::LanguageInfo> info = runtimes::LanguageInfoFromJson(entry);
+    if (info.ok()) {
+      languages.push_back(std::move(info).value());
+    } else {
+      Log("ignoring a bad language entry from the runner: " + info.status().message());
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  languages_cache_ = languages;
+  languages_expiry_ = Clock::now() + options_.languages_ttl;
+  return languages;
+}
+
+}  // namespace airlock::runner

@@ -1,0 +1,134 @@
+// The MCP server's handle on the runner process: a CodeExecutor that runs
+// nothing itself and forwards every run over the runner channel.
+//
+// RunnerClient
+//  - spawns the runner (SpawnRunnerProcess by default, injectable for tests)
+//    from a supervisor thread that also reads the channel and hands each
+//    frame to the run waiting for its id;
+//  - admits at most `max_concurrent` runs at once, with a FIFO queue of
+//    `max_queue` more (reported as progress "queued"); past that Run()
+//    returns at once with error_code "busy";
+//  - on cancellation sends {"type":"cancel"} and waits (bounded by
+//    `cancel_grace`) for the runner's answer, then returns status
+//    internal_error with error_code "cancelled";
+//  - when the runner dies, fails every in-flight run at once with error_code
+//    "runner_unavailable", then restarts it with exponential backoff;
+//  - never falls back to running code in this process: if no runner is up,
+//    Run() returns error_code "runner_unavailable".
+//
+//   RunnerClient client(RunnerClientOptions{});
+//   if (Status st = client.Start(); !st.ok()) LOG(st);  // keeps retrying
+//   CancelToken cancel;
+//   RunResult r = client.Run(request, progress, cancel);
+//
+// Thread-safe. Every Run()/Languages() call must have returned before the
+// client is destroyed.
+#ifndef AIRLOCK_RUNNER_RUNNER_CLIENT_H_
+#define AIRLOCK_RUNNER_RUNNER_CLIENT_H_
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/status.h"
+#include "base/unique_fd.h"
+#include "runner/frame.h"
+#include "runner/spawned_runner.h"
+#include "runtimes/code_executor.h"
+
+namespace airlock::runner {
+
+struct RunnerClientOptions {
+  size_t max_concurrent = 0;  // runs in flight; 0: hardware_concurrency()
+  size_t max_queue = 16;      // runs waiting for a slot
+  // Starts a runner. Default: SpawnRunnerProcess("/proc/self/exe").
+  std::function<StatusOr<SpawnedRunner>()> spawn;
+  std::chrono::milliseconds start_timeout{10000};  // spawn until "hello"
+  std::chrono::milliseconds cancel_grace{5000};    // cancel until "result"
+  std::chrono::milliseconds languages_timeout{10000};
+  std::chrono::milliseconds languages_ttl{30000};  // cache of Languages()
+  std::chrono::milliseconds restart_backoff_min{100};
+  std::chrono::milliseconds restart_backoff_max{5000};
+  size_t max_frame_bytes = kDefaultMaxFrameBytes;
+};
+
+class RunnerClient : public runtimes::CodeExecutor {
+ public:
+  explicit RunnerClient(RunnerClientOptions options = {});
+  ~RunnerClient() override;  // Stop()
+
+  RunnerClient(const RunnerClient&) = delete;
+  RunnerClient& operator=(const RunnerClient&) = delete;
+
+  // Starts the supervisor and waits (up to start_timeout) for the runner's
+  // "hello". Unavailable if it did not come up; the supervisor keeps
+  // retrying in the background either way. Run() starts it lazily too.
+  Status Start();
+
+  // Fails pending runs, closes the channel (the runner cancels its runs and
+  // exits), waits briefly, then kills and reaps it. Idempotent; final.
+  void Stop();
+
+  runtimes::RunResult Run(const runtimes::RunRequest& request, const runtimes::ProgressFn& progress,
+                          CancelToken& cancel) override;
+
+  // Asks the runner (answers are cached for languages_ttl). Empty when the
+  // runner is unavailable.
+  std::vector<runtimes::LanguageInfo> Languages() override;
+
+  // The current runner's pid, or -1 when none is up. For status and tests.
+  pid_t runner_pid() const;
+
+ private:
+  struct Connection;  // a live channel to one runner
+  struct Pending;     // one run or query waiting for frames
+  enum class State { kNotStarted, kStarting, kReady, kFailed, kStopped };
+
+  void EnsureStartedLocked();
+  void SupervisorLoop();
+  Status AwaitHello(SpawnedRunner& runner);
+  void ReadLoop(const std::shared_ptr<Connection>& conn);
+  void FailPending(uint64_t generation, const std::string& message);
+  bool SleepUnlessStopping(std::chrono::milliseconds d);
+
+  // Waits for a ready runner (bounded); null if none.
+  std::shared_ptr<Connection> AwaitRunner(CancelToken* cancel);
+  // Registers `p` on `conn` and sends `message` (with "id" filled in).
+  Status Send(const std::shared_ptr<Connection>& conn, const std::shared_ptr<Pending>& p,
+              nlohmann::json message);
+  void Unregister(const Pending& p);
+  void ReleaseSlot();
+  std::string UnavailableMessage() const;
+
+  const RunnerClientOptions options_;
+  const size_t max_concurrent_;
+  UniqueFd stop_event_;  // eventfd; readable once Stop() begins
+
+  mutable std::mutex mu_;  // guards everything below
+  std::condition_variable state_cv_;
+  State state_ = State::kNotStarted;
+  bool stopping_ = false;
+  std::string last_error_;
+  std::shared_ptr<Connection> conn_;
+  pid_t runner_pid_ = -1;
+  uint64_t generation_ = 0;
+  uint64_t next_id_ = 1;
+  std::map<uint64_t, std::shared_ptr<Pending>> pending_;  // by id
+  size_t in_flight_ = 0;
+  std::deque<std::shared_ptr<Pending>> queue_;
+  std::vector<runtimes::LanguageInfo> languages_cache_;
+  std::chrono::steady_clock::time_point languages_expiry_{};
+  std::thread supervisor_;
+};
+
+}  // namespace airlock::runner
+
+#endif  // AIRLOCK_RUNNER_RUNNER_CLIENT_H_

@@ -1,0 +1,250 @@
+#include "runner/runner_loop.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <optional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace airlock::runner {
+namespace {
+
+using Json = nlohmann::json;
+using runtimes::RunResult;
+
+void Log(const std::string& message) {
+  std::fprintf(stderr, "airlock-runner[%d]: %s\n", static_cast<int>(getpid()), message.c_str());
+}
+
+// One connection's worth of state: the in-flight tasks and the writer lock.
+class RunnerLoop {
+ public:
+  RunnerLoop(int fd, runtimes::CodeExecutor& executor, const RunnerOptions& options)
+      : fd_(fd), executor_(executor), options_(options) {}
+
+  int Serve();
+
+ private:
+  struct Task {
+    std::thread thread;
+    std::shared_ptr<CancelToken> cancel;  // null for non-run tasks
+  };
+
+  void Send(const Json& message);
+  void Dispatch(const Json& message);
+  void StartRun(uint64_t id, const Json& message);
+  // Starts `body` on its own thread; `run_id` >= 0 registers it as a run.
+  void StartTask(std::optional<uint64_t> run_id, std::shared_ptr<CancelToken> cancel,
+                 std::function<void()> body);
+  void JoinFinished();
+  void CancelAllAndJoin();
+
+  const int fd_;
+  runtimes::CodeExecutor& executor_;
+  const RunnerOptions options_;
+
+  std::mutex write_mu_;  // serialises frames on fd_
+
+  std::mutex mu_;  // guards the fields below
+  uint64_t next_task_ = 0;
+  std::map<uint64_t, Task> tasks_;             // task key -> task
+  std::map<uint64_t, uint64_t> runs_;          // run id -> task key
+  std::vector<uint64_t> finished_;             // task keys ready to join
+};
+
+void RunnerLoop::Send(const Json& message) {
+  std::lock_guard<std::mutex> lock(write_mu_);
+  Status st = WriteJsonFrame(fd_, message, options_.max_frame_bytes);
+  if (st.ok()) return;
+  if (st.code() == StatusCode::kInvalidArgument && message.value("type", "") == "result") {
+    // The result is too big for one frame: say so instead of dropping it.
+    RunResult r = runtimes::InternalErrorResult(
+        "", "internal", "the run's result exceeds the channel's frame limit: " + st.message());
+    st = WriteJsonFrame(fd_, {{"type", "result"}, {"id", message["id"]}, {"result", ToJson(r)}},
+                        options_.max_frame_bytes);
+  }
+  // A dead server shows up as EOF on the read side; nothing else to do here.
+  if (!st.ok() && st.code() != StatusCode::kUnavailable) {
+    Log("cannot send a frame: " + st.ToString());
+  }
+}
+
+void RunnerLoop::StartTask(std::optional<uint64_t> run_id, std::shared_ptr<CancelToken> cancel,
+                           std::function<void()> body) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const uint64_t key = next_task_++;
+  if (run_id) runs_[*run_id] = key;
+  Task& task = tasks_[key];
+  task.cancel = std::move(cancel);
+  // The thread cannot finish before it is stored: its epilogue takes mu_.
+  task.thread = std::thread([this, key, run_id, body = std::move(body)] {
+    body();
+    std::lock_guard<std::mutex> lock(mu_);
+    if (run_id) runs_.erase(*run_id);
+    finished_.push_back(key);
+  });
+}
+
+void RunnerLoop::StartRun(uint64_t id, const Json& message) {
+  auto reject = [&](const std::string& code, const std::string& text) {
+    Send({{"type", "result"},
+          {"id", id},
+          {"result", ToJson(runtimes::InternalErrorResult("", code, text))}});
+  };
+  auto request_json = message.find("request");
+  if (request_json == message.end()) return reject("invalid_request", "run without a request");
+  StatusOr<runtimes::RunRequest> request = runtimes::RunRequestFromJson(*request_json);
+  if (!request.ok()) return reject("invalid_request", "invalid request: " + request.status().message());
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (runs_.count(id)) {
+      return reject("invalid_request", "a run with id " + std::to_string(id) + " is already in flight");
+    }
+    if (runs_.size() >= options_.max_concurrent_runs) {
+      return reject("busy", "the code runner already has " + std::to_string(runs_.size()) +
+                                " runs in flight; retry later");
+    }
+  }
+  auto cancel = std::make_shared<CancelToken>();
+  StartTask(id, cancel, [this, id, cancel, req = std::move(request).value()] {
+    runtimes::ProgressFn progress = [this, id](runtimes::RunPhase phase) {
+      Send({{"type", "progress"}, {"id", id}, {"phase", runtimes::RunPhaseName(phase)}});
+    };
+    RunResult result;
+    try {
+      result = executor_.Run(req, progress, *cancel);
+    } catch (const std::exception& e) {
+      result = runtimes::InternalErrorResult(req.language, "internal",
+                                             std::string("the executor failed: ") + e.what());
+    } catch (...) {
+      result = runtimes::InternalErrorResult(req.language, "internal", "the executor failed");
+    }
+    Send({{"type", "result"}, {"id", id}, {"result", ToJson(result)}});
+  });
+}
+
+void RunnerLoop::Dispatch(const Json& message) {
+  auto type_it = message.find("type");
+  auto id_it = message.find("id");
+  if (type_it == message.end() || !type_it->is_string()) {
+    Log("ignoring a frame without a string \"type\"");
+    return;
+  }
+  const std::string type = type_it->get<std::string>();
+  if (id_it == message.end() || !id_it->is_number_unsigned()) {
+    Log("ignoring a \"" + type + "\" frame without a non-negative integer \"id\"");
+    return;
+  }
+  const uint64_t id = id_it->get<uint64_t>();
+  if (type == "run") {
+    StartRun(id, message);
+  } else if (type == "cancel") {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto run = runs_.find(id);
+    if (run != runs_.end()) tasks_[run->second].cancel->Cancel();
+  } else if (type == "languages") {
+    StartTask(std::nullopt, nullptr, [this, id] {
+      Json list = Json::array();
+      try {
+        for (const runtimes::LanguageInfo& l : executor_.Languages()) list.push_back(ToJson(l));
+      } catch (...) {
+        Log("the executor failed to list languages");
+      }
+      Send({{"type", "languages"}, {"id", id}, {"languages", std::move(list)}});
+    });
+  } else if (type == "ping") {
+    Send({{"type", "pong"}, {"id", id}});
+  } else {
+    Log("ignoring a frame of unknown type \"" + type + "\"");
+  }
+}
+
+void RunnerLoop::JoinFinished() {
+  std::vector<std::thread> done;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (uint64_t key : finished_) {
+      auto it = tasks_.find(key);
+      done.push_back(std::move(it->second.thread));
+      tasks_.erase(it);
+    }
+    finished_.clear();
+  }
+  for (std::thread& t : done) t.join();
+}
+
+void RunnerLoop::CancelAllAndJoin() {
+  std::vector<std::thread> all;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [key, task] : tasks_) {
+      if (task.cancel) task.cancel->Cancel();
+    }
+  }
+  // Tasks may still be finishing; join them outside the lock (their
+  // epilogues take it), then drop the bookkeeping.
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [key, task] : tasks_) all.push_back(std::move(task.thread));
+  }
+  for (std::thread& t : all) t.join();
+  std::lock_guard<std::mutex> lock(mu_);
+  tasks_.clear();
+  runs_.clear();
+  finished_.clear();
+}
+
+int RunnerLoop::Serve() {
+  Send({{"type", "hello"}, {"pid", static_cast<int64_t>(getpid())}, {"version", options_.version}});
+  int exit_code = 0;
+  for (;;) {
+    StatusOr<Json> message = ReadJsonFrame(fd_, options_.max_frame_bytes);
+    JoinFinished();
+    if (!message.ok()) {
+      const Status& st = message.status();
+      if (st.code() == StatusCode::kUnavailable) break;  // the server is gone
+      if (st.code() == StatusCode::kInvalidArgument) {  // one bad frame; stream intact
+        Log(st.message());
+        continue;
+      }
+      Log("the channel is unusable: " + st.ToString());
+      exit_code = 1;
+      break;
+    }
+    try {
+      Dispatch(*message);
+    } catch (const std::exception& e) {
+      Log(std::string("error handling a frame: ") + e.what());
+    }
+  }
+  CancelAllAndJoin();
+  return exit_code;
+}
+
+}  // namespace
+
+int RunnerMain(int channel_fd, runtimes::CodeExecutor& executor, const RunnerOptions& options) {
+  // The channel was inherited across exec; keep it out of every jail.
+  if (fcntl(channel_fd, F_SETFD, FD_CLOEXEC) != 0) {
+    Log("bad channel fd " + std::to_string(channel_fd) + ": " + std::strerror(errno));
+    return 1;
+  }
+  try {
+    RunnerLoop loop(channel_fd, executor, options);
+    return loop.Serve();
+  } catch (const std::exception& e) {
+    Log(std::string("fatal: ") + e.what());
+    return 1;
+  }
+}
+
+}  // namespace airlock::runner

@@ -1,0 +1,61 @@
+// The runner process's main loop: the only place airlock runs user code on
+// behalf of the MCP server.
+//
+// `airlock serve` never runs code itself. It spawns `airlock runner
+// --channel-fd N` (see runner_client.h) and talks to it over a private
+// AF_UNIX stream socket with length-prefixed JSON frames (frame.h). The
+// runner owns the jails through a CodeExecutor and handles runs concurrently,
+// one worker thread per run.
+//
+// Protocol (every message is a JSON object with "type"):
+//   server -> runner
+//     {"type":"run","id":N,"request":{RunRequest}}
+//     {"type":"cancel","id":N}
+//     {"type":"languages","id":N}
+//     {"type":"ping","id":N}
+//   runner -> server
+//     {"type":"hello","pid":P,"version":"0.1.0"}        (first frame, once)
+//     {"type":"progress","id":N,"phase":"compiling"}
+//     {"type":"result","id":N,"result":{RunResult}}
+//     {"type":"languages","id":N,"languages":[{LanguageInfo}...]}
+//     {"type":"pong","id":N}
+// Every "run" gets exactly one "result" (a malformed request, a duplicate id
+// or a full runner get an internal_error result with error_code
+// "invalid_request" or "busy"). "cancel" of an unknown id is ignored.
+//
+// When the channel reaches EOF (the server died or stopped us) the loop
+// cancels every run, waits for all of them, and returns 0: nothing is left
+// running. A corrupt stream (oversized frame, read error) ends it the same
+// way but returns 1.
+#ifndef AIRLOCK_RUNNER_RUNNER_LOOP_H_
+#define AIRLOCK_RUNNER_RUNNER_LOOP_H_
+
+#include <cstddef>
+#include <string>
+
+#include "runner/frame.h"
+#include "runtimes/code_executor.h"
+
+namespace airlock::runner {
+
+struct RunnerOptions {
+  // Hard cap on runs executing at once; the server keeps its own (lower)
+  // limit, this guards against a confused peer. Over it: "busy" results.
+  size_t max_concurrent_runs = 64;
+  size_t max_frame_bytes = kDefaultMaxFrameBytes;
+  std::string version = AIRLOCK_VERSION;
+};
+
+// Serves the protocol on `channel_fd` (not owned; marked CLOEXEC here so no
+// jail inherits it) until EOF. Returns the process exit code (1 if the fd is
+// unusable). Never throws.
+//
+// The CLI's `airlock runner --channel-fd N` builds the real executor and
+// returns RunnerMain(N, executor, {}) from main(). Note the runner gets
+// PR_SET_PDEATHSIG(SIGKILL): if the server dies abruptly the runner dies
+// too, so jails must not rely on the runner's graceful shutdown alone.
+int RunnerMain(int channel_fd, runtimes::CodeExecutor& executor, const RunnerOptions& options);
+
+}  // namespace airlock::runner
+
+#endif  // AIRLOCK_RUNNER_RUNNER_LOOP_H_

@@ -1,0 +1,74 @@
+// A runner child process and the server's end of its channel.
+//
+// SpawnedRunner is move-only RAII: destroying it kills (SIGKILL) and reaps
+// the child, so a runner can never outlive its handle or linger as a zombie.
+// It holds a pidfd when the kernel offers pidfd_open (signals then cannot hit
+// a recycled pid); otherwise it falls back to the plain pid.
+//
+//   AIRLOCK_ASSIGN_OR_RETURN(SpawnedRunner runner, SpawnRunnerProcess("/proc/self/exe"));
+//   WriteJsonFrame(runner.channel_fd(), {{"type", "ping"}, {"id", 1}});
+#ifndef AIRLOCK_RUNNER_SPAWNED_RUNNER_H_
+#define AIRLOCK_RUNNER_SPAWNED_RUNNER_H_
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include "base/status.h"
+#include "base/unique_fd.h"
+
+namespace airlock::runner {
+
+class SpawnedRunner {
+ public:
+  SpawnedRunner() = default;
+  // Adopts child `pid` (which must be a child of this process) and the
+  // server end of its channel.
+  SpawnedRunner(UniqueFd channel, pid_t pid);
+  ~SpawnedRunner();
+
+  SpawnedRunner(SpawnedRunner&& other) noexcept;
+  SpawnedRunner& operator=(SpawnedRunner&& other) noexcept;
+  SpawnedRunner(const SpawnedRunner&) = delete;
+  SpawnedRunner& operator=(const SpawnedRunner&) = delete;
+
+  int channel_fd() const { return channel_.get(); }
+  UniqueFd TakeChannel() { return std::move(channel_); }
+  pid_t pid() const { return pid_; }
+  bool reaped() const { return reaped_; }
+
+  // Waits up to `timeout` for the child to exit and reaps it. Returns the
+  // wait status (as from waitpid), or nullopt if it is still running.
+  std::optional<int> WaitFor(std::chrono::milliseconds timeout);
+
+  // Sends SIGKILL (no-op once reaped).
+  void Kill();
+
+  // Kills and reaps the child, closes the channel. Idempotent.
+  void Reset();
+
+ private:
+  UniqueFd channel_;
+  UniqueFd pidfd_;
+  pid_t pid_ = -1;
+  bool reaped_ = true;
+  int wait_status_ = 0;
+};
+
+// "signal 9" / "exit code 3": a wait status for messages.
+std::string DescribeWaitStatus(int wait_status);
+
+// The default spawn: a socketpair, then fork + exec of
+// `executable runner --channel-fd N` with a minimal environment (PATH only),
+// stdin/stdout on /dev/null (stdout may be the MCP stdio channel), default
+// signal dispositions and mask, and PR_SET_PDEATHSIG(SIGKILL). Only the
+// child's end of the channel is inherited; every other fd of ours is
+// CLOEXEC. Call it from a thread that lives as long as the runner should:
+// the death signal fires when the forking *thread* exits.
+StatusOr<SpawnedRunner> SpawnRunnerProcess(const std::string& executable);
+
+}  // namespace airlock::runner
+
+#endif  // AIRLOCK_RUNNER_SPAWNED_RUNNER_H_

@@ -1,0 +1,782 @@
+// Tests of the runner process (frame format, the runner loop) and of the
+// MCP server's RunnerClient. The runner here is a forked copy of this test
+// binary running RunnerMain with a fake executor, so crashes, hangs and
+// cancellation are real process-level events.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "runner/frame.h"
+#include "runner/runner_client.h"
+#include "runner/runner_loop.h"
+#include "runner/spawned_runner.h"
+
+namespace airlock::runner {
+namespace {
+
+using Json = nlohmann::json;
+using runtimes::LanguageInfo;
+using runtimes::RunPhase;
+using runtimes::RunRequest;
+using runtimes::RunResult;
+using runtimes::RunStatus;
+using Clock = std::chrono::steady_clock;
+
+int64_t MsSince(Clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t).count();
+}
+
+// Runs nothing: echoes the code to stdout and stdin to stderr. Special code:
+//   "sleep N"  waits N ms (or until cancelled: then stdout "cancelled")
+//   "ignore N" waits N ms, deaf to cancellation
+//   "crash"    SIGKILLs the whole (runner) process
+//   "exit3"    _exit(3)s the whole process
+class FakeExecutor : public runtimes::CodeExecutor {
+ public:
+  RunResult Run(const RunRequest& request, const runtimes::ProgressFn& progress,
+                CancelToken& cancel) override {
+    ++runs_started;
+    progress(RunPhase::kStarting);
+    if (request.code == "crash") raise(SIGKILL);
+    if (request.code == "exit3") _exit(3);
+    if (request.language == "c") progress(RunPhase::kCompiling);
+    progress(RunPhase::kRunning);
+    RunResult r;
+    r.status = RunStatus::kOk;
+    r.language = request.language;
+    r.exit_code = 0;
+    if (request.code.rfind("ignore ", 0) == 0) {  // deaf to cancellation
+      std::this_thread::sleep_for(std::chrono::milliseconds(std::stoi(request.code.substr(7))));
+    }
+    if (request.code.rfind("sleep ", 0) == 0) {
+      pollfd p{cancel.fd(), POLLIN, 0};
+      poll(&p, 1, std::stoi(request.code.substr(6)));
+      if (cancel.cancelled()) {
+        ++runs_cancelled;
+        r.status = RunStatus::kKilledSignal;
+        r.signal = SIGKILL;
+        r.stdout_text = "cancelled";
+        progress(RunPhase::kDone);
+        return r;
+      }
+    }
+    r.stdout_text = request.code;
+    r.stderr_text = request.stdin_data;
+    progress(RunPhase::kDone);
+    return r;
+  }
+
+  std::vector<LanguageInfo> Languages() override {
+    ++language_calls;
+    LanguageInfo py;
+    py.name = "python";
+    py.version = "3.11";
+    py.notes = "call " + std::to_string(language_calls.load());
+    LanguageInfo c;
+    c.name = "c";
+    c.compiled = true;
+    return {py, c};
+  }
+
+  std::atomic<int> runs_started{0};
+  std::atomic<int> runs_cancelled{0};
+  std::atomic<int> language_calls{0};
+};
+
+// A spawn function: fork this test binary and serve RunnerMain in the child.
+StatusOr<SpawnedRunner> ForkFakeRunner() {
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return ErrnoError("socketpair");
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid < 0) return ErrnoError("fork");
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(1);
+    // Without exec nothing is closed for us: drop every other fd (other
+    // runners' channels in particular) so EOF detection stays exact.
+    const int keep = sv[1];
+    if (keep > 3) close_range(3, keep - 1, 0);
+    close_range(keep + 1, ~0U, 0);
+    FakeExecutor executor;
+    _exit(RunnerMain(keep, executor, RunnerOptions{}));
+  }
+  close(sv[1]);
+  return SpawnedRunner(UniqueFd(sv[0]), pid);
+}
+
+RunnerClientOptions FakeOptions() {
+  RunnerClientOptions o;
+  o.spawn = ForkFakeRunner;
+  o.max_concurrent = 4;
+  o.max_queue = 4;
+  return o;
+}
+
+RunRequest Request(const std::string& code, const std::string& language = "python") {
+  RunRequest r;
+  r.language = language;
+  r.code = code;
+  return r;
+}
+
+// Records progress phases; lets a test wait for one.
+class ProgressLog {
+ public:
+  runtimes::ProgressFn Fn() {
+    return [this](RunPhase p) {
+      std::lock_guard<std::mutex> lock(mu_);
+      phases_.push_back(p);
+      cv_.notify_all();
+    };
+  }
+  bool WaitFor(RunPhase p, std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, timeout, [&] {
+      return std::find(phases_.begin(), phases_.end(), p) != phases_.end();
+    });
+  }
+  std::vector<RunPhase> phases() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return phases_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<RunPhase> phases_;
+};
+
+bool ProcessGone(pid_t pid) {
+  errno = 0;
+  const bool not_our_child = waitpid(pid, nullptr, WNOHANG) == -1 && errno == ECHILD;
+  errno = 0;
+  const bool no_process = kill(pid, 0) == -1 && errno == ESRCH;
+  return not_our_child && no_process;
+}
+
+// ---------------------------------------------------------------- frames
+
+struct SocketPair {
+  SocketPair() {
+    int sv[2];
+    EXPECT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+    a.Reset(sv[0]);
+    b.Reset(sv[1]);
+  }
+  UniqueFd a, b;
+};
+
+TEST(RunnerFrameTest, RoundTripsFramesInOrder) {
+  SocketPair sp;
+  ASSERT_TRUE(WriteFrame(sp.a.get(), "").ok());
+  ASSERT_TRUE(WriteJsonFrame(sp.a.get(), {{"type", "ping"}, {"id", 7}}).ok());
+  const std::string big(3 << 20, 'x');  // larger than the socket buffer: partial I/O
+  std::thread writer([&] { EXPECT_TRUE(WriteFrame(sp.a.get(), big).ok()); });
+  StatusOr<std::string> empty = ReadFrame(sp.b.get());
+  ASSERT_TRUE(empty.ok());
+  EXPECT_EQ(*empty, "");
+  StatusOr<Json> ping = ReadJsonFrame(sp.b.get());
+  ASSERT_TRUE(ping.ok()) << ping.status().ToString();
+  EXPECT_EQ((*ping)["id"], 7);
+  StatusOr<std::string> got = ReadFrame(sp.b.get());
+  writer.join();
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(*got, big);
+}
+
+TEST(RunnerFrameTest, InvalidUtf8IsReplacedNotThrown) {
+  SocketPair sp;
+  ASSERT_TRUE(WriteJsonFrame(sp.a.get(), {{"s", "a\xFF"}}).ok());
+  StatusOr<Json> j = ReadJsonFrame(sp.b.get());
+  ASSERT_TRUE(j.ok());
+  EXPECT_EQ((*j)["s"], "a\xEF\xBF\xBD");
+}
+
+TEST(RunnerFrameTest, PeerClosedIsUnavailable) {
+  SocketPair sp;
+  sp.a.Reset();
+  StatusOr<std::string> r = ReadFrame(sp.b.get());
+  EXPECT_EQ(r.status().code(), StatusCode::kUnavailable);
+  // Writing to a closed peer: Unavailable, and no SIGPIPE kills the test.
+  EXPECT_EQ(WriteFrame(sp.b.get(), "x").code(), StatusCode::kUnavailable);
+}
+
+TEST(RunnerFrameTest, TornFrameIsUnavailable) {
+  SocketPair sp;
+  const char partial[] = {0, 0, 0, 10, 'a', 'b'};
+  ASSERT_EQ(write(sp.a.get(), partial, sizeof partial), 6);
+  sp.a.Reset();
+  StatusOr<std::string> r = ReadFrame(sp.b.get());
+  EXPECT_EQ(r.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(r.status().message().find("middle of a frame"), std::string::npos);
+}
+
+TEST(RunnerFrameTest, BadJsonSkipsOneFrameOnly) {
+  SocketPair sp;
+  ASSERT_TRUE(WriteFrame(sp.a.get(), "{not json").ok());
+  ASSERT_TRUE(WriteFrame(sp.a.get(), "[1,2]").ok());
+  ASSERT_TRUE(WriteJsonFrame(sp.a.get(), {{"ok", true}}).ok());
+  EXPECT_EQ(ReadJsonFrame(sp.b.get()).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ReadJsonFrame(sp.b.get()).status().code(), StatusCode::kInvalidArgument);
+  StatusOr<Json> j = ReadJsonFrame(sp.b.get());
+  ASSERT_TRUE(j.ok());
+  EXPECT_EQ((*j)["ok"], true);
+}
+
+TEST(RunnerFrameTest, OversizedWriteIsRefusedAndNothingSent) {
+  SocketPair sp;
+  EXPECT_EQ(WriteFrame(sp.a.get(), std::string(100, 'x'), 99).code(),
+            StatusCode::kInvalidArgument);
+  ASSERT_TRUE(WriteFrame(sp.a.get(), "next", 99).ok());
+  StatusOr<std::string> r = ReadFrame(sp.b.get());
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(*r, "next");
+}
+
+// The header announces 4 GiB and no payload follows. A correct reader
+// refuses at once; one that allocated first would die under the address
+// space limit, and one that tried to read the payload would hang.
+TEST(RunnerFrameTest, TooLargeFrameRejectedBeforeAllocating) {
+  SocketPair sp;
+  const unsigned char header[] = {0xFF, 0xFF, 0xFF, 0xF0};
+  ASSERT_EQ(write(sp.a.get(), header, sizeof header), 4);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    rlimit as{size_t{1} << 30, size_t{1} << 30};  // far below the 4 GiB announced
+    // Our address space may already exceed 1 GiB (thread stacks); then keep
+    // what we have plus 256 MiB.
+    std::ifstream status("/proc/self/status");
+    std::string line;
+    while (std::getline(status, line)) {
+      if (line.rfind("VmSize:", 0) == 0) {
+        const size_t kb = std::stoul(line.substr(7));
+        as.rlim_cur = as.rlim_max = std::max<size_t>(as.rlim_cur, kb * 1024 + (size_t{256} << 20));
+      }
+    }
+    if (setrlimit(RLIMIT_AS, &as) != 0) _exit(2);
+    try {
+      StatusOr<std::string> r = ReadFrame(sp.b.get(), size_t{64} << 20);
+      _exit(r.status().code() == StatusCode::kResourceExhausted ? 0 : 1);
+    } catch (...) {  // e.g. std::bad_alloc: it tried to allocate the payload
+      _exit(3);
+    }
+  }
+  SpawnedRunner child(UniqueFd(), pid);  // kills + reaps on scope exit
+  std::optional<int> ws = child.WaitFor(std::chrono::seconds(5));
+  ASSERT_TRUE(ws.has_value()) << "ReadFrame blocked reading a payload it should have refused";
+  EXPECT_TRUE(WIFEXITED(*ws)) << DescribeWaitStatus(*ws);
+  EXPECT_EQ(WEXITSTATUS(*ws), 0);
+
+  // In-process too: the message names both sizes.
+  ASSERT_EQ(write(sp.a.get(), header, sizeof header), 4);
+  StatusOr<std::string> r = ReadFrame(sp.b.get(), 1024);
+  EXPECT_EQ(r.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(r.status().message().find("4294967280"), std::string::npos);
+}
+
+// ---------------------------------------------------------------- runner loop
+
+// RunnerMain in a thread of this process, driven frame by frame.
+class RunnerLoopTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    loop_ = std::thread([this] { exit_code_ = RunnerMain(sp_.b.get(), executor_, options_); });
+    StatusOr<Json> hello = Read();
+    ASSERT_TRUE(hello.ok());
+    EXPECT_EQ((*hello)["type"], "hello");
+    EXPECT_EQ((*hello)["pid"], getpid());
+    EXPECT_EQ((*hello)["version"], AIRLOCK_VERSION);
+  }
+  void TearDown() override {
+    if (loop_.joinable()) {
+      shutdown(sp_.a.get(), SHUT_RDWR);
+      loop_.join();
+    }
+  }
+  void Send(const Json& j) { ASSERT_TRUE(WriteJsonFrame(sp_.a.get(), j).ok()); }
+  StatusOr<Json> Read() { return ReadJsonFrame(sp_.a.get()); }
+  // Reads frames until the result of `id`, collecting its progress phases.
+  Json ReadResult(uint64_t id, std::vector<std::string>* phases = nullptr) {
+    for (;;) {
+      StatusOr<Json> m = Read();
+      if (!m.ok()) {
+        ADD_FAILURE() << m.status().ToString();
+        return Json();
+      }
+      if ((*m)["id"] != id) continue;
+      if ((*m)["type"] == "progress" && phases) phases->push_back((*m)["phase"]);
+      if ((*m)["type"] == "result") return (*m)["result"];
+    }
+  }
+
+  SocketPair sp_;
+  FakeExecutor executor_;
+  RunnerOptions options_;
+  std::thread loop_;
+  int exit_code_ = -1;
+};
+
+TEST_F(RunnerLoopTest, RunPingAndLanguages) {
+  RunRequest req = Request("int main(){}", "c");
+  req.stdin_data = "in";
+  Send({{"type", "run"}, {"id", 1}, {"request", ToJson(req)}});
+  std::vector<std::string> phases;
+  Json result = ReadResult(1, &phases);
+  EXPECT_EQ(result["status"], "ok");
+  EXPECT_EQ(result["stdout"], "int main(){}");
+  EXPECT_EQ(result["stderr"], "in");
+  EXPECT_EQ(phases, (std::vector<std::string>{"starting", "compiling", "running", "done"}));
+
+  Send({{"type", "ping"}, {"id", 2}});
+  StatusOr<Json> pong = Read();
+  ASSERT_TRUE(pong.ok());
+  EXPECT_EQ(*pong, (Json{{"type", "pong"}, {"id", 2}}));
+
+  Send({{"type", "languages"}, {"id", 3}});
+  StatusOr<Json> langs = Read();
+  ASSERT_TRUE(langs.ok());
+  EXPECT_EQ((*langs)["type"], "languages");
+  ASSERT_EQ((*langs)["languages"].size(), 2u);
+  EXPECT_EQ((*langs)["languages"][1]["name"], "c");
+}
+
+TEST_F(RunnerLoopTest, BadMessagesGetAnswersNotCrashes) {
+  ASSERT_TRUE(WriteFrame(sp_.a.get(), "garbage").ok());
+  Send({{"type", "run"}});                       // no id: ignored
+  Send({{"type", "teleport"}, {"id", 9}});        // unknown type: ignored
+  Send({{"type", "cancel"}, {"id", 12345}});      // unknown run: ignored
+  Send({{"type", "run"}, {"id", 4}, {"request", {{"language", "python"}}}});
+  Json bad = ReadResult(4);
+  EXPECT_EQ(bad["status"], "internal_error");
+  EXPECT_EQ(bad["error_code"], "invalid_request");
+  EXPECT_NE(bad["message"].get<std::string>().find("code is required"), std::string::npos);
+  // Still serving.
+  Send({{"type", "run"}, {"id", 5}, {"request", ToJson(Request("x"))}});
+  EXPECT_EQ(ReadResult(5)["status"], "ok");
+}
+
+TEST_F(RunnerLoopTest, DuplicateIdRejected) {
+  Send({{"type", "run"}, {"id", 1}, {"request", ToJson(Request("sleep 5000"))}});
+  Send({{"type", "run"}, {"id", 1}, {"request", ToJson(Request("x"))}});
+  Json dup = ReadResult(1);
+  EXPECT_EQ(dup["error_code"], "invalid_request");
+  Send({{"type", "cancel"}, {"id", 1}});
+  Json first = ReadResult(1);
+  EXPECT_EQ(first["stdout"], "cancelled");
+}
+
+TEST_F(RunnerLoopTest, CancelStopsOnlyThatRun) {
+  Send({{"type", "run"}, {"id", 1}, {"request", ToJson(Request("sleep 10000"))}});
+  Send({{"type", "run"}, {"id", 2}, {"request", ToJson(Request("sleep 300"))}});
+  const auto start = Clock::now();
+  Send({{"type", "cancel"}, {"id", 1}});
+  std::map<uint64_t, Json> results;
+  while (results.size() < 2) {
+    StatusOr<Json> m = Read();
+    ASSERT_TRUE(m.ok());
+    if ((*m)["type"] == "result") results[(*m)["id"]] = (*m)["result"];
+  }
+  EXPECT_LT(MsSince(start), 2000);
+  EXPECT_EQ(results[1]["stdout"], "cancelled");
+  EXPECT_EQ(results[2]["stdout"], "sleep 300");
+  EXPECT_EQ(executor_.runs_cancelled, 1);
+}
+
+TEST_F(RunnerLoopTest, HardCapAnswersBusy) {
+  TearDown();  // restart with a cap of 1
+  sp_ = SocketPair();
+  options_.max_concurrent_runs = 1;
+  SetUp();
+  Send({{"type", "run"}, {"id", 1}, {"request", ToJson(Request("sleep 10000"))}});
+  Send({{"type", "run"}, {"id", 2}, {"request", ToJson(Request("x"))}});
+  Json busy = ReadResult(2);
+  EXPECT_EQ(busy["error_code"], "busy");
+  Send({{"type", "cancel"}, {"id", 1}});
+  EXPECT_EQ(ReadResult(1)["stdout"], "cancelled");
+}
+
+TEST_F(RunnerLoopTest, EofCancelsEverythingAndExitsZero) {
+  for (int id = 1; id <= 3; ++id) {
+    Send({{"type", "run"}, {"id", id}, {"request", ToJson(Request("sleep 30000"))}});
+  }
+  // Wait until all three are executing.
+  int running = 0;
+  while (running < 3) {
+    StatusOr<Json> m = Read();
+    ASSERT_TRUE(m.ok());
+    if ((*m)["type"] == "progress" && (*m)["phase"] == "running") ++running;
+  }
+  const auto start = Clock::now();
+  shutdown(sp_.a.get(), SHUT_RDWR);  // the server "dies"
+  loop_.join();
+  EXPECT_LT(MsSince(start), 2000);
+  EXPECT_EQ(exit_code_, 0);
+  EXPECT_EQ(executor_.runs_started, 3);
+  EXPECT_EQ(executor_.runs_cancelled, 3);  // every run was cancelled, none left behind
+}
+
+TEST(RunnerLoopFdTest, MarksChannelCloexecAndRejectsBadFd) {
+  FakeExecutor executor;
+  EXPECT_EQ(RunnerMain(-1, executor, RunnerOptions{}), 1);
+  int sv[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);  // inherited: no CLOEXEC
+  UniqueFd server(sv[0]), runner_end(sv[1]);
+  ASSERT_EQ(fcntl(runner_end.get(), F_GETFD) & FD_CLOEXEC, 0);
+  int rc = -1;
+  std::thread loop([&] { rc = RunnerMain(runner_end.get(), executor, RunnerOptions{}); });
+  ASSERT_TRUE(ReadJsonFrame(server.get()).ok());  // hello
+  EXPECT_NE(fcntl(runner_end.get(), F_GETFD) & FD_CLOEXEC, 0);
+  server.Reset();
+  loop.join();
+  EXPECT_EQ(rc, 0);
+}
+
+// ---------------------------------------------------------------- client
+
+TEST(RunnerClientTest, RunRoundTrips) {
+  RunnerClient client(FakeOptions());
+  ASSERT_TRUE(client.Start().ok());
+  const pid_t pid = client.runner_pid();
+  EXPECT_GT(pid, 0);
+  EXPECT_NE(pid, getpid());  // the code runs in another process
+  CancelToken cancel;
+  ProgressLog log;
+  RunRequest req = Request("print(1)");
+  req.stdin_data = "some input";
+  req.files = {{"blob", std::string("\0\xFF", 2)}};
+  RunResult r = client.Run(req, log.Fn(), cancel);
+  EXPECT_EQ(r.status, RunStatus::kOk) << r.message;
+  EXPECT_EQ(r.stdout_text, "print(1)");
+  EXPECT_EQ(r.stderr_text, "some input");
+  EXPECT_EQ(log.phases(),
+            (std::vector<RunPhase>{RunPhase::kStarting, RunPhase::kRunning, RunPhase::kDone}));
+}
+
+TEST(RunnerClientTest, FourConcurrentRunsAllComplete) {
+  RunnerClient client(FakeOptions());
+  ASSERT_TRUE(client.Start().ok());
+  std::vector<RunResult> results(4);
+  std::vector<std::thread> threads;
+  const auto start = Clock::now();
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&, i] {
+      CancelToken cancel;
+      results[i] = client.Run(Request("sleep 400"), nullptr, cancel);
+    });
+  }
+  for (auto& t : threads) t.join();
+  // Serially this would take 1.6 s.
+  EXPECT_LT(MsSince(start), 1500);
+  for (const RunResult& r : results) {
+    EXPECT_EQ(r.status, RunStatus::kOk) << r.message;
+    EXPECT_EQ(r.stdout_text, "sleep 400");
+  }
+}
+
+TEST(RunnerClientTest, BusyWhenQueueFull) {
+  RunnerClientOptions o = FakeOptions();
+  o.max_concurrent = 1;
+  o.max_queue = 1;
+  RunnerClient client(o);
+  ASSERT_TRUE(client.Start().ok());
+  ProgressLog first_log, second_log;
+  RunResult first, second;
+  std::thread a([&] {
+    CancelToken cancel;
+    first = client.Run(Request("sleep 800"), first_log.Fn(), cancel);
+  });
+  ASSERT_TRUE(first_log.WaitFor(RunPhase::kRunning));
+  std::thread b([&] {
+    CancelToken cancel;
+    second = client.Run(Request("second"), second_log.Fn(), cancel);
+  });
+  ASSERT_TRUE(second_log.WaitFor(RunPhase::kQueued));
+
+  CancelToken cancel;
+  ProgressLog third_log;
+  const auto start = Clock::now();
+  RunResult third = client.Run(Request("third"), third_log.Fn(), cancel);
+  EXPECT_LT(MsSince(start), 200);  // fails fast
+  EXPECT_EQ(third.status, RunStatus::kInternalError);
+  EXPECT_EQ(third.error_code, "busy");
+  EXPECT_EQ(third.message, "airlock is busy: 1 runs in flight and 1 queued; retry later");
+  EXPECT_TRUE(third_log.phases().empty());
+
+  a.join();
+  b.join();
+  EXPECT_EQ(first.status, RunStatus::kOk) << first.message;
+  EXPECT_EQ(second.status, RunStatus::kOk) << second.message;
+  EXPECT_EQ(second.stdout_text, "second");
+  EXPECT_EQ(second_log.phases().front(), RunPhase::kQueued);
+}
+
+TEST(RunnerClientTest, CancellationReturnsPromptly) {
+  RunnerClient client(FakeOptions());
+  ASSERT_TRUE(client.Start().ok());
+  CancelToken cancel;
+  ProgressLog log;
+  RunResult r;
+  std::thread t([&] { r = client.Run(Request("sleep 20000"), log.Fn(), cancel); });
+  ASSERT_TRUE(log.WaitFor(RunPhase::kRunning));
+  const auto start = Clock::now();
+  cancel.Cancel();
+  t.join();
+  EXPECT_LT(MsSince(start), 1000);
+  EXPECT_EQ(r.status, RunStatus::kInternalError);
+  EXPECT_EQ(r.error_code, "cancelled");
+  // The runner really stopped it (its partial result came back).
+  EXPECT_EQ(r.stdout_text, "cancelled");
+  // And the slot is free again.
+  CancelToken fresh;
+  EXPECT_EQ(client.Run(Request("after"), nullptr, fresh).status, RunStatus::kOk);
+}
+
+TEST(RunnerClientTest, CancellationWaitIsBoundedWhenTheRunnerIgnoresIt) {
+  RunnerClientOptions o = FakeOptions();
+  o.cancel_grace = std::chrono::milliseconds(200);
+  RunnerClient client(o);
+  ASSERT_TRUE(client.Start().ok());
+  CancelToken cancel;
+  ProgressLog log;
+  RunResult r;
+  std::thread t([&] { r = client.Run(Request("ignore 3000"), log.Fn(), cancel); });
+  ASSERT_TRUE(log.WaitFor(RunPhase::kRunning));
+  const auto start = Clock::now();
+  cancel.Cancel();
+  t.join();
+  const int64_t waited = MsSince(start);
+  EXPECT_GE(waited, 150);
+  EXPECT_LT(waited, 1000);
+  EXPECT_EQ(r.error_code, "cancelled");
+  EXPECT_TRUE(r.stdout_text.empty());  // no result arrived in time
+}
+
+TEST(RunnerClientTest, CancellationWhileQueued) {
+  RunnerClientOptions o = FakeOptions();
+  o.max_concurrent = 1;
+  RunnerClient client(o);
+  ASSERT_TRUE(client.Start().ok());
+  ProgressLog first_log, second_log;
+  CancelToken first_cancel, second_cancel;
+  RunResult first, second;
+  std::thread a([&] { first = client.Run(Request("sleep 1000"), first_log.Fn(), first_cancel); });
+  ASSERT_TRUE(first_log.WaitFor(RunPhase::kRunning));
+  std::thread b([&] { second = client.Run(Request("never"), second_log.Fn(), second_cancel); });
+  ASSERT_TRUE(second_log.WaitFor(RunPhase::kQueued));
+  const auto start = Clock::now();
+  second_cancel.Cancel();
+  b.join();
+  EXPECT_LT(MsSince(start), 500);
+  EXPECT_EQ(second.error_code, "cancelled");
+  EXPECT_EQ(second_log.phases(), std::vector<RunPhase>{RunPhase::kQueued});  // never started
+  a.join();
+  EXPECT_EQ(first.status, RunStatus::kOk);
+}
+
+TEST(RunnerClientTest, RunnerCrashFailsInFlightRunsAndRestarts) {
+  RunnerClient client(FakeOptions());
+  ASSERT_TRUE(client.Start().ok());
+  const pid_t old_pid = client.runner_pid();
+  ProgressLog sleeper_log;
+  RunResult sleeper;
+  std::thread t([&] {
+    CancelToken cancel;
+    sleeper = client.Run(Request("sleep 20000"), sleeper_log.Fn(), cancel);
+  });
+  ASSERT_TRUE(sleeper_log.WaitFor(RunPhase::kRunning));
+
+  const auto start = Clock::now();
+  CancelToken cancel;
+  RunResult crash = client.Run(Request("crash"), nullptr, cancel);
+  t.join();
+  EXPECT_LT(MsSince(start), 3000);
+  for (const RunResult* r : {&crash, &sleeper}) {
+    EXPECT_EQ(r->status, RunStatus::kInternalError);
+    EXPECT_EQ(r->error_code, "runner_unavailable");
+    EXPECT_EQ(r->message,
+              "the code runner process exited unexpectedly (signal 9); the run was aborted");
+  }
+  EXPECT_TRUE(ProcessGone(old_pid));  // reaped, not a zombie
+
+  // The client restarts the runner; the next run succeeds.
+  RunResult next = client.Run(Request("again"), nullptr, cancel);
+  EXPECT_EQ(next.status, RunStatus::kOk) << next.message;
+  EXPECT_EQ(next.stdout_text, "again");
+  EXPECT_NE(client.runner_pid(), old_pid);
+
+  // An exit (not a signal) is described as such.
+  RunResult exited = client.Run(Request("exit3"), nullptr, cancel);
+  EXPECT_EQ(exited.error_code, "runner_unavailable");
+  EXPECT_NE(exited.message.find("(exit code 3)"), std::string::npos) << exited.message;
+  EXPECT_EQ(client.Run(Request("fine"), nullptr, cancel).status, RunStatus::kOk);
+}
+
+TEST(RunnerClientTest, SpawnFailureMeansRunnerUnavailableAndNothingRuns) {
+  std::atomic<int> spawn_calls{0};
+  RunnerClientOptions o = FakeOptions();
+  o.start_timeout = std::chrono::milliseconds(500);
+  o.spawn = [&]() -> StatusOr<SpawnedRunner> {
+    ++spawn_calls;
+    return Unavailable("no runner for you");
+  };
+  RunnerClient client(o);
+  Status st = client.Start();
+  EXPECT_EQ(st.code(), StatusCode::kUnavailable);
+  EXPECT_NE(st.message().find("no runner for you"), std::string::npos);
+  EXPECT_EQ(client.runner_pid(), -1);
+
+  CancelToken cancel;
+  ProgressLog log;
+  const auto start = Clock::now();
+  RunResult r = client.Run(Request("print(1)"), log.Fn(), cancel);
+  EXPECT_LT(MsSince(start), 500);  // refused, not hung
+  EXPECT_EQ(r.status, RunStatus::kInternalError);
+  EXPECT_EQ(r.error_code, "runner_unavailable");
+  EXPECT_NE(r.message.find("could not be started (no runner for you)"), std::string::npos)
+      << r.message;
+  EXPECT_TRUE(r.stdout_text.empty());  // nothing ran in-process
+  EXPECT_TRUE(log.phases().empty());
+  EXPECT_TRUE(client.Languages().empty());
+  EXPECT_GE(spawn_calls, 1);
+}
+
+TEST(RunnerClientTest, RunnerThatNeverSaysHelloIsKilled) {
+  pid_t child_pid = -1;
+  RunnerClientOptions o = FakeOptions();
+  o.start_timeout = std::chrono::milliseconds(300);
+  o.restart_backoff_min = std::chrono::milliseconds(5000);
+  o.spawn = [&]() -> StatusOr<SpawnedRunner> {
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return ErrnoError("sp");
+    const pid_t pid = fork();
+    if (pid == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      pause();  // silent
+      _exit(0);
+    }
+    close(sv[1]);
+    child_pid = pid;
+    return SpawnedRunner(UniqueFd(sv[0]), pid);
+  };
+  {
+    RunnerClient client(o);
+    Status st = client.Start();
+    EXPECT_EQ(st.code(), StatusCode::kUnavailable);
+    EXPECT_NE(st.message().find("did not report ready"), std::string::npos) << st.message();
+    ASSERT_GT(child_pid, 0);
+    EXPECT_TRUE(ProcessGone(child_pid));
+  }
+}
+
+TEST(RunnerClientTest, LanguagesComeFromTheRunnerAndAreCached) {
+  RunnerClientOptions o = FakeOptions();
+  RunnerClient client(o);
+  std::vector<LanguageInfo> first = client.Languages();  // starts lazily
+  ASSERT_EQ(first.size(), 2u);
+  EXPECT_EQ(first[0].name, "python");
+  EXPECT_EQ(first[0].notes, "call 1");
+  EXPECT_TRUE(first[1].compiled);
+  EXPECT_EQ(client.Languages()[0].notes, "call 1");  // cached
+
+  o.languages_ttl = std::chrono::milliseconds(0);
+  RunnerClient uncached(o);
+  EXPECT_EQ(uncached.Languages()[0].notes, "call 1");
+  EXPECT_EQ(uncached.Languages()[0].notes, "call 2");
+}
+
+TEST(RunnerClientTest, NoZombieLeftAfterDestruction) {
+  pid_t pid;
+  RunResult in_flight;
+  {
+    RunnerClient client(FakeOptions());
+    ASSERT_TRUE(client.Start().ok());
+    pid = client.runner_pid();
+    ASSERT_GT(pid, 0);
+    CancelToken cancel;
+    EXPECT_EQ(client.Run(Request("x"), nullptr, cancel).status, RunStatus::kOk);
+    // Stop with a run in flight: the run fails cleanly, the runner is reaped.
+    ProgressLog log;
+    std::thread t([&] {
+      CancelToken c;
+      in_flight = client.Run(Request("sleep 30000"), log.Fn(), c);
+    });
+    ASSERT_TRUE(log.WaitFor(RunPhase::kRunning));
+    const auto start = Clock::now();
+    client.Stop();
+    t.join();
+    EXPECT_LT(MsSince(start), 3000);
+    EXPECT_EQ(client.Run(Request("x"), nullptr, cancel).error_code, "runner_unavailable");
+  }
+  EXPECT_EQ(in_flight.error_code, "runner_unavailable");
+  EXPECT_TRUE(ProcessGone(pid));
+}
+
+TEST(RunnerClientTest, DefaultSpawnGivesACleanChild) {
+  char dir_template[] = "/tmp/airlock-runner-test-XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template;
+  const std::string script = dir + "/fake-runner.sh";
+  {
+    std::ofstream s(script);
+    s << "#!/bin/sh\n"
+      << "echo \"$@\" > " << dir << "/args\n"
+      << "env > " << dir << "/env\n"
+      << "ls /proc/$$/fd > " << dir << "/fds\n"
+      << "OUT=$(readlink /proc/$$/fd/1)\n"
+      << "echo \"$OUT\" > " << dir << "/stdout\n"
+      << "echo done > " << dir << "/done\n";
+  }
+  ASSERT_EQ(chmod(script.c_str(), 0755), 0);
+  setenv("AIRLOCK_TEST_SECRET", "leak", 1);
+  StatusOr<SpawnedRunner> runner = SpawnRunnerProcess(script);
+  unsetenv("AIRLOCK_TEST_SECRET");
+  ASSERT_TRUE(runner.ok()) << runner.status().ToString();
+  std::optional<int> ws = runner->WaitFor(std::chrono::seconds(5));
+  ASSERT_TRUE(ws.has_value());
+  EXPECT_TRUE(WIFEXITED(*ws) && WEXITSTATUS(*ws) == 0) << DescribeWaitStatus(*ws);
+  auto slurp = [&](const std::string& name) {
+    std::ifstream f(dir + "/" + name);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+  };
+  const std::string args = slurp("args");
+  ASSERT_EQ(args.rfind("runner --channel-fd ", 0), 0u) << args;
+  const std::string channel_fd = args.substr(20, args.size() - 21);
+  const std::string env = slurp("env");
+  EXPECT_EQ(env.find("AIRLOCK_TEST_SECRET"), std::string::npos) << env;
+  EXPECT_NE(env.find("PATH=/usr/local/sbin"), std::string::npos) << env;
+  EXPECT_EQ(slurp("stdout"), "/dev/null\n");  // never our stdio channel
+  // Only stdio, the channel, and whatever the shell opens itself (the
+  // script, beyond 9). In particular none of this test binary's fds.
+  std::istringstream fds(slurp("fds"));
+  std::string fd;
+  std::vector<std::string> low;
+  while (fds >> fd) {
+    if (std::stoi(fd) < 10) low.push_back(fd);
+  }
+  EXPECT_EQ(low, (std::vector<std::string>{"0", "1", "2", channel_fd})) << slurp("fds");
+  std::system(("rm -rf " + dir).c_str());
+}
+
+}  // namespace
+}  // namespace airlock::runner
