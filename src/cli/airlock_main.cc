@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--output-dir", run.output_dir, "Where collected files are written");
   run_cmd->add_flag("--json", run.json, "Print the full result as JSON");
   run_cmd->add_flag("--allow-degraded", run.allow_degraded, "Run even without cgroup limits");
+  run_cmd->add_option("--config", run.config_path, "Configuration file (JSON)");
   run_cmd->add_option("source", run.source, "Source file, or - for stdin")->required();
 
   bool json = false;
@@ -34,7 +35,25 @@ int main(int argc, char** argv) {
   CLI::App* selftest = app.add_subcommand("selftest", "Run the containment suite against this installation");
   selftest->add_flag("--json", json, "JSON output");
 
+  ServeOptions serve;
+  CLI::App* serve_cmd = app.add_subcommand("serve", "Serve MCP over stdio (default) or Streamable HTTP");
+  serve_cmd->add_option("--config", serve.config_path, "Configuration file (JSON); defaults are embedded");
+  serve_cmd->add_option("--http", serve.http, "Serve Streamable HTTP on HOST:PORT (endpoint /mcp) instead of stdio");
+  serve_cmd->add_option("--token-file", serve.token_file, "Require this bearer token on HTTP requests");
+  serve_cmd->add_flag("--allow-degraded", serve.allow_degraded, "Run code even without cgroup limits");
+
+  int channel_fd = -1;
+  std::string runner_config;
+  bool runner_degraded = false;
+  CLI::App* runner_cmd = app.add_subcommand("runner", "(internal) the code runner process started by serve");
+  runner_cmd->group("");  // hidden from --help
+  runner_cmd->add_option("--channel-fd", channel_fd)->required();
+  runner_cmd->add_option("--config", runner_config);
+  runner_cmd->add_flag("--allow-degraded", runner_degraded);
+
   CLI11_PARSE(app, argc, argv);
+  if (*serve_cmd) return ServeCommand(serve);
+  if (*runner_cmd) return RunnerCommand(channel_fd, runner_config, runner_degraded);
   if (*run_cmd) return RunCommand(run);
   if (*doctor) return DoctorCommand(json);
   if (*languages) return LanguagesCommand(json);

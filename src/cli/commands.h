@@ -23,12 +23,22 @@ struct RunOptions {
   bool json = false;
   bool allow_degraded = false;
   std::string source;  // path or "-"
+  std::string config_path;
+};
+
+struct ServeOptions {
+  std::string config_path;
+  std::string http;  // HOST:PORT; empty: stdio
+  std::string token_file;
+  bool allow_degraded = false;
 };
 
 int RunCommand(const RunOptions& options);
 int DoctorCommand(bool json);
 int LanguagesCommand(bool json);
 int SelftestCommand(bool json);
+int ServeCommand(const ServeOptions& options);
+int RunnerCommand(int channel_fd, const std::string& config_path, bool allow_degraded);
 
 }  // namespace airlock::cli
 

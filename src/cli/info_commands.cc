@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/executor_factory.h"
 #include "jail/host.h"
 #include "jail/seccomp_policy.h"
 #include "runtimes/local_executor.h"
@@ -13,23 +14,18 @@ int DoctorCommand(bool json) {
   std::vector<jail::LayerStatus> layers = jail::JailHost::Probe();
   // The final word: build a real jail and run a program in it.
   jail::LayerStatus live{"end-to-end jail run", false, true, ""};
-  StatusOr<std::unique_ptr<jail::JailHost>> host = jail::JailHost::Create();
-  if (!host.ok()) {
-    live.detail = host.status().message();
+  StatusOr<LocalRuntime> rt = MakeLocalRuntime(config::DefaultConfig(), false);
+  if (!rt.ok()) {
+    live.detail = rt.status().message();
   } else {
-    StatusOr<std::unique_ptr<runtimes::LocalExecutor>> ex = runtimes::LocalExecutor::Create(**host);
-    if (!ex.ok()) {
-      live.detail = ex.status().message();
-    } else {
-      runtimes::RunRequest req;
-      req.language = "bash";
-      req.code = "echo jail-ok";
-      CancelToken cancel;
-      runtimes::RunResult r = (*ex)->Run(req, nullptr, cancel);
-      live.available = r.ok() && r.stdout_text == "jail-ok\n";
-      live.detail = live.available ? "bash ran in a jail in " + std::to_string(r.wall_ms) + " ms"
-                                   : "status " + std::string(runtimes::RunStatusName(r.status)) + ": " + r.message;
-    }
+    runtimes::RunRequest req;
+    req.language = "bash";
+    req.code = "echo jail-ok";
+    CancelToken cancel;
+    runtimes::RunResult r = rt->executor->Run(req, nullptr, cancel);
+    live.available = r.ok() && r.stdout_text == "jail-ok\n";
+    live.detail = live.available ? "bash ran in a jail in " + std::to_string(r.wall_ms) + " ms"
+                                 : "status " + std::string(runtimes::RunStatusName(r.status)) + ": " + r.message;
   }
   layers.push_back(live);
   bool ok = true;
@@ -54,17 +50,12 @@ int DoctorCommand(bool json) {
 }
 
 int LanguagesCommand(bool json) {
-  StatusOr<std::unique_ptr<jail::JailHost>> host = jail::JailHost::Create();
-  if (!host.ok()) {
-    std::cerr << "airlock: " << host.status().message() << "\n";
+  StatusOr<LocalRuntime> rt = MakeLocalRuntime(config::DefaultConfig(), true);
+  if (!rt.ok()) {
+    std::cerr << "airlock: " << rt.status().message() << "\n";
     return 125;
   }
-  StatusOr<std::unique_ptr<runtimes::LocalExecutor>> ex = runtimes::LocalExecutor::Create(**host);
-  if (!ex.ok()) {
-    std::cerr << "airlock: " << ex.status().message() << "\n";
-    return 125;
-  }
-  std::vector<runtimes::LanguageInfo> langs = (*ex)->Languages();
+  std::vector<runtimes::LanguageInfo> langs = rt->executor->Languages();
   if (json) {
     nlohmann::json j = nlohmann::json::array();
     for (const auto& l : langs) j.push_back(runtimes::ToJson(l));

@@ -9,9 +9,8 @@
 #include <sstream>
 
 #include "cli/commands.h"
-#include "jail/host.h"
+#include "cli/executor_factory.h"
 #include "jail/init/files.h"
-#include "runtimes/local_executor.h"
 
 namespace airlock::cli {
 namespace {
@@ -87,20 +86,18 @@ int RunCommand(const RunOptions& options) {
     req.files.push_back({spec.substr(0, eq), std::move(content).value()});
   }
 
-  jail::HostOptions host_options;
-  host_options.allow_degraded = options.allow_degraded;
-  StatusOr<std::unique_ptr<jail::JailHost>> host = jail::JailHost::Create(host_options);
-  if (!host.ok()) {
-    std::cerr << "airlock: " << host.status().message() << "\n";
+  StatusOr<config::Config> cfg = LoadConfigOrDefault(options.config_path);
+  if (!cfg.ok()) {
+    std::cerr << "airlock: " << cfg.status().message() << "\n";
     return 125;
   }
-  StatusOr<std::unique_ptr<runtimes::LocalExecutor>> executor = runtimes::LocalExecutor::Create(**host);
-  if (!executor.ok()) {
-    std::cerr << "airlock: " << executor.status().message() << "\n";
+  StatusOr<LocalRuntime> rt = MakeLocalRuntime(*cfg, options.allow_degraded);
+  if (!rt.ok()) {
+    std::cerr << "airlock: " << rt.status().message() << "\n";
     return 125;
   }
   CancelToken cancel;
-  runtimes::RunResult result = (*executor)->Run(req, nullptr, cancel);
+  runtimes::RunResult result = rt->executor->Run(req, nullptr, cancel);
 
   if (options.json) {
     std::cout << runtimes::ToJson(result).dump(2) << std::endl;

@@ -104,7 +104,8 @@ std::string DescribeWaitStatus(int wait_status) {
   return "wait status " + std::to_string(wait_status);
 }
 
-StatusOr<SpawnedRunner> SpawnRunnerProcess(const std::string& executable) {
+StatusOr<SpawnedRunner> SpawnRunnerProcess(const std::string& executable,
+                                            const std::vector<std::string>& extra_args) {
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
     return ErrnoError("socketpair for the runner channel");
@@ -122,6 +123,7 @@ StatusOr<SpawnedRunner> SpawnRunnerProcess(const std::string& executable) {
   // async-signal-safe calls are allowed (other threads may hold locks).
   const std::string fd_arg = std::to_string(child_end.get());
   std::vector<std::string> args = {executable, "runner", "--channel-fd", fd_arg};
+  args.insert(args.end(), extra_args.begin(), extra_args.end());
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

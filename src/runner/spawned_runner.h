@@ -15,6 +15,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "base/unique_fd.h"
@@ -67,7 +68,9 @@ std::string DescribeWaitStatus(int wait_status);
 // child's end of the channel is inherited; every other fd of ours is
 // CLOEXEC. Call it from a thread that lives as long as the runner should:
 // the death signal fires when the forking *thread* exits.
-StatusOr<SpawnedRunner> SpawnRunnerProcess(const std::string& executable);
+// `extra_args` follow `runner --channel-fd N` (e.g. "--config", path).
+StatusOr<SpawnedRunner> SpawnRunnerProcess(const std::string& executable,
+                                            const std::vector<std::string>& extra_args = {});
 
 }  // namespace airlock::runner
 

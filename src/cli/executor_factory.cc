@@ -1,0 +1,39 @@
+#include "cli/executor_factory.h"
+
+#include <algorithm>
+
+namespace airlock::cli {
+
+StatusOr<config::Config> LoadConfigOrDefault(const std::string& config_path) {
+  if (config_path.empty()) return config::DefaultConfig();
+  return config::LoadConfig(config_path);
+}
+
+StatusOr<LocalRuntime> MakeLocalRuntime(const config::Config& config, bool allow_degraded) {
+  LocalRuntime rt;
+  jail::HostOptions host_options;
+  host_options.allow_degraded = allow_degraded;
+  AIRLOCK_ASSIGN_OR_RETURN(rt.host, jail::JailHost::Create(host_options));
+
+  const config::LimitsConfig& l = config.limits;
+  runtimes::ExecutorLimits limits;
+  limits.max_timeout_ms = l.max_timeout_ms;
+  limits.max_memory_mb = l.max_memory_mb;
+  limits.max_output_bytes = l.max_output_bytes;
+  limits.max_input_files = static_cast<uint32_t>(l.max_files);
+  limits.max_input_file_bytes = l.max_total_file_bytes;
+  limits.max_output_file_bytes = l.max_file_bytes;
+
+  std::vector<runtimes::LanguageSpec> languages;
+  for (runtimes::LanguageSpec spec : runtimes::BuiltinLanguages()) {
+    const auto& enabled = config.languages.enabled;
+    if (!enabled.empty() && std::find(enabled.begin(), enabled.end(), spec.name) == enabled.end()) continue;
+    spec.default_timeout_ms = std::min(l.default_timeout_ms, l.max_timeout_ms);
+    spec.default_memory_mb = std::min(std::max(spec.default_memory_mb, l.default_memory_mb), l.max_memory_mb);
+    languages.push_back(std::move(spec));
+  }
+  AIRLOCK_ASSIGN_OR_RETURN(rt.executor, runtimes::LocalExecutor::Create(*rt.host, limits, std::move(languages)));
+  return rt;
+}
+
+}  // namespace airlock::cli
