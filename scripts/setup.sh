@@ -31,12 +31,16 @@ if ((${#need[@]})); then
   apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
 
-# npm packages for end-to-end tests (official MCP SDK client etc.)
-if [ -f tests/e2e/package.json ]; then
-  if [ ! -d tests/e2e/node_modules ] || [ tests/e2e/package.json -nt tests/e2e/node_modules ]; then
-    (cd tests/e2e && npm install --no-audit --no-fund --loglevel=error && touch node_modules)
+# npm packages for the end-to-end tests (official MCP SDK client, conformance
+# suite, inspector-cli) and the downstream MCP servers used as fixtures.
+for dir in tests/e2e tests/fixtures/mcp-servers; do
+  [ -f "$dir/package.json" ] || continue
+  stamp="$dir/node_modules/.airlock-installed"
+  if [ ! -f "$stamp" ] || [ "$dir/package-lock.json" -nt "$stamp" ] || [ "$dir/package.json" -nt "$stamp" ]; then
+    echo "setup: npm ci in $dir" >&2
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error && touch node_modules/.airlock-installed)
   fi
-fi
+done
 
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build

@@ -16,7 +16,18 @@ namespace airlock::cli {
 namespace {
 
 StatusOr<std::string> ReadWholeFile(const std::string& path) {
-  std::ifstream in(path == "-" ? "/dev/stdin" : path, std::ios::binary);
+  if (path == "-") {  // fd 0 may be a pipe, a socket or a file
+    std::string out;
+    char buf[65536];
+    for (;;) {
+      ssize_t n = read(0, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return ErrnoError("read stdin");
+      if (n == 0) return out;
+      out.append(buf, static_cast<size_t>(n));
+    }
+  }
+  std::ifstream in(path, std::ios::binary);
   if (!in) return NotFound("cannot read " + path);
   std::ostringstream ss;
   ss << in.rdbuf();

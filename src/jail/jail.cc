@@ -29,7 +29,7 @@ using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 constexpr int kSandboxUid = 65534;
-constexpr int kSetupTimeoutMs = 10'000;
+constexpr int kSetupTimeoutMs = 30'000;  // generous: setup is ~10 ms, but hosts get loaded
 
 struct CloneArgs {
   int channel_fd;

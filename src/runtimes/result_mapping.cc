@@ -27,6 +27,7 @@ void CopyCommon(const jail::ExecResult& r, RunResult* out) {
     of.content = f.content;
     of.size = f.size;
     of.truncated = f.truncated;
+    of.mime_type = GuessMimeType(f.name);
     out->files.push_back(std::move(of));
   }
 }

@@ -27,24 +27,6 @@ std::string Lower(std::string s) {
   return s;
 }
 
-std::string GuessMimeType(const std::string& name) {
-  const size_t dot = name.rfind('.');
-  const size_t slash = name.rfind('/');
-  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) {
-    return "application/octet-stream";
-  }
-  const std::string ext = Lower(name.substr(dot + 1));
-  if (ext == "png") return "image/png";
-  if (ext == "jpg" || ext == "jpeg") return "image/jpeg";
-  if (ext == "gif") return "image/gif";
-  if (ext == "svg") return "image/svg+xml";
-  if (ext == "json") return "application/json";
-  if (ext == "csv") return "text/csv";
-  if (ext == "txt") return "text/plain";
-  if (ext == "html" || ext == "htm") return "text/html";
-  if (ext == "pdf") return "application/pdf";
-  return "application/octet-stream";
-}
 
 // True if `bytes` can travel as a JSON string unchanged.
 bool IsPlainText(const std::string& bytes) {
@@ -139,6 +121,25 @@ Status RequireObject(const Json& j, const std::string& what) {
 }
 
 }  // namespace
+
+std::string GuessMimeType(const std::string& name) {
+  const size_t dot = name.rfind('.');
+  const size_t slash = name.rfind('/');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) {
+    return "application/octet-stream";
+  }
+  const std::string ext = Lower(name.substr(dot + 1));
+  if (ext == "png") return "image/png";
+  if (ext == "jpg" || ext == "jpeg") return "image/jpeg";
+  if (ext == "gif") return "image/gif";
+  if (ext == "svg") return "image/svg+xml";
+  if (ext == "json") return "application/json";
+  if (ext == "csv") return "text/csv";
+  if (ext == "txt") return "text/plain";
+  if (ext == "html" || ext == "htm") return "text/html";
+  if (ext == "pdf") return "application/pdf";
+  return "application/octet-stream";
+}
 
 const char* RunStatusName(RunStatus s) {
   for (const auto& [status, name] : kStatusNames) {

@@ -67,6 +67,9 @@ struct OutputFile {
   std::string mime_type;  // guessed from the extension
 };
 
+// "image/png" for "plot.png"; application/octet-stream when unknown.
+std::string GuessMimeType(const std::string& name);
+
 struct RunRequest {
   std::string language;
   std::string code;

@@ -1,0 +1,77 @@
+// A scripted session with @modelcontextprotocol/inspector-cli (the same
+// commands as in docs/testing.md), against `airlock serve` over stdio and
+// over Streamable HTTP.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { promisify } from 'node:util';
+
+import { AIRLOCK_BIN, E2E_DIR, LANGUAGES, assertBinary, startHttpServer } from './helpers.mjs';
+
+const run = promisify(execFile);
+// The package's bin (`mcp-inspector-cli`, i.e. what `npx` runs).
+const INSPECTOR = path.join(E2E_DIR, 'node_modules', '.bin', 'mcp-inspector-cli');
+// inspector-cli 1.0.3 finds its own package.json with
+// fs.existsSync("../package.json") (relative to the *working directory*) but
+// then import()s that path relative to its module, so from most directories
+// it dies with "Cannot find module .../@modelcontextprotocol/package.json".
+// Any working directory whose parent holds a package.json works around it;
+// tests/e2e/node_modules is one (see docs/testing.md).
+const INSPECTOR_CWD = path.join(E2E_DIR, 'node_modules');
+
+async function inspector(args) {
+  try {
+    const { stdout, stderr } = await run(INSPECTOR, ['--cli', ...args], { cwd: INSPECTOR_CWD, timeout: 60000, maxBuffer: 16 << 20 });
+    return { stdout, stderr };
+  } catch (e) {
+    throw new Error(`inspector-cli ${args.join(' ')} failed (${e.code}): ${e.stderr}\n${e.stdout}`);
+  }
+}
+
+describe('inspector-cli over stdio', () => {
+  before(() => assertBinary());
+
+  it('--method tools/list lists run_code and list_languages', async () => {
+    const { stdout } = await inspector([AIRLOCK_BIN, 'serve', '--method', 'tools/list']);
+    const out = JSON.parse(stdout);
+    const names = out.tools.map((t) => t.name);
+    assert.ok(names.includes('run_code') && names.includes('list_languages'), names.join(','));
+    const rc = out.tools.find((t) => t.name === 'run_code');
+    assert.deepEqual([...rc.inputSchema.properties.language.enum].sort(), [...LANGUAGES].sort());
+  });
+
+  it('--method tools/call --tool-name run_code prints 42', async () => {
+    const { stdout } = await inspector([
+      AIRLOCK_BIN, 'serve', '--method', 'tools/call', '--tool-name', 'run_code',
+      '--tool-arg', 'language=python', '--tool-arg', 'code=print(6*7)',
+    ]);
+    const out = JSON.parse(stdout);
+    assert.equal(out.structuredContent?.status, 'ok', stdout);
+    assert.equal(out.structuredContent.stdout, '42\n');
+    assert.notEqual(out.isError, true);
+    assert.ok(out.content.some((c) => c.type === 'text' && c.text.includes('42')), stdout);
+  });
+
+  it('--method resources/read --uri airlock://languages', async () => {
+    const { stdout } = await inspector([AIRLOCK_BIN, 'serve', '--method', 'resources/read', '--uri', 'airlock://languages']);
+    const out = JSON.parse(stdout);
+    const doc = JSON.parse(out.contents[0].text);
+    assert.deepEqual(doc.languages.map((l) => l.name).sort(), [...LANGUAGES].sort());
+  });
+});
+
+describe('inspector-cli over Streamable HTTP', () => {
+  let server;
+  before(async () => { server = await startHttpServer(); });
+  after(async () => { await server?.stop(); });
+
+  it('--transport http --method tools/call runs bash', async () => {
+    const { stdout } = await inspector([
+      server.url, '--transport', 'http', '--method', 'tools/call', '--tool-name', 'run_code',
+      '--tool-arg', 'language=bash', '--tool-arg', 'code=echo $((6*7))',
+    ]);
+    const out = JSON.parse(stdout);
+    assert.equal(out.structuredContent?.stdout, '42\n', stdout);
+  });
+});
