@@ -1,0 +1,303 @@
+#include "config/config.h"
+
+#include <unistd.h>
+
+#include <fstream>
+#include <limits>
+#include <set>
+#include <sstream>
+
+namespace airlock::config {
+namespace {
+
+using nlohmann::json;
+
+// Reads the keys of one JSON object, remembering the dotted path for errors.
+class ObjectReader {
+ public:
+  ObjectReader(const json& j, std::string path) : j_(j), path_(std::move(path)) {}
+
+  // The value must be an object whose keys are all in `known`.
+  Status Check(const std::set<std::string>& known) const {
+    if (!j_.is_object()) return InvalidArgument(path_ + ": expected an object");
+    for (const auto& [key, value] : j_.items()) {
+      if (!known.count(key)) {
+        return InvalidArgument(path_ + ": unknown key \"" + key + "\"");
+      }
+    }
+    return OkStatus();
+  }
+
+  bool Has(const std::string& key) const { return j_.contains(key); }
+  const json& Get(const std::string& key) const { return j_.at(key); }
+  std::string PathOf(const std::string& key) const { return path_ + "." + key; }
+
+  Status U64(const std::string& key, uint64_t* out, uint64_t min, uint64_t max) const {
+    if (!Has(key)) return OkStatus();
+    const json& v = Get(key);
+    if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<int64_t>() >= 0)) {
+      return InvalidArgument(PathOf(key) + ": expected a non-negative integer");
+    }
+    uint64_t x = v.get<uint64_t>();
+    if (x < min || x > max) {
+      return InvalidArgument(PathOf(key) + ": " + std::to_string(x) + " is out of range [" +
+                             std::to_string(min) + ", " + std::to_string(max) + "]");
+    }
+    *out = x;
+    return OkStatus();
+  }
+
+  Status Int(const std::string& key, int* out, int min, int max) const {
+    uint64_t x = static_cast<uint64_t>(*out);
+    AIRLOCK_RETURN_IF_ERROR(U64(key, &x, static_cast<uint64_t>(min), static_cast<uint64_t>(max)));
+    *out = static_cast<int>(x);
+    return OkStatus();
+  }
+
+  // A string, or null (which leaves the empty string).
+  Status Str(const std::string& key, std::string* out) const {
+    if (!Has(key)) return OkStatus();
+    const json& v = Get(key);
+    if (v.is_null()) {
+      out->clear();
+      return OkStatus();
+    }
+    if (!v.is_string()) return InvalidArgument(PathOf(key) + ": expected a string or null");
+    *out = v.get<std::string>();
+    return OkStatus();
+  }
+
+  Status StrList(const std::string& key, std::vector<std::string>* out) const {
+    if (!Has(key)) return OkStatus();
+    const json& v = Get(key);
+    if (!v.is_array()) return InvalidArgument(PathOf(key) + ": expected an array of strings");
+    out->clear();
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (!v[i].is_string()) {
+        return InvalidArgument(PathOf(key) + "[" + std::to_string(i) + "]: expected a string");
+      }
+      out->push_back(v[i].get<std::string>());
+    }
+    return OkStatus();
+  }
+
+  // A nested object; absent yields an empty object reader.
+  ObjectReader Child(const std::string& key) const {
+    static const json kEmpty = json::object();
+    return ObjectReader(Has(key) ? Get(key) : kEmpty, PathOf(key));
+  }
+
+ private:
+  const json& j_;
+  std::string path_;
+};
+
+constexpr uint64_t kU64Max = std::numeric_limits<uint64_t>::max();
+
+Status ReadHttp(const ObjectReader& r, HttpConfig* c) {
+  AIRLOCK_RETURN_IF_ERROR(r.Check({"listen", "allowed_origins", "allowed_hosts", "token_file",
+                                   "session_idle_timeout_s", "threads", "max_sessions"}));
+  AIRLOCK_RETURN_IF_ERROR(r.Str("listen", &c->listen));
+  if (r.Has("listen")) {
+    std::string host;
+    int port;
+    Status st = ParseListenAddress(c->listen, &host, &port);
+    if (!st.ok()) return InvalidArgument(r.PathOf("listen") + ": " + st.message());
+  }
+  AIRLOCK_RETURN_IF_ERROR(r.StrList("allowed_origins", &c->allowed_origins));
+  AIRLOCK_RETURN_IF_ERROR(r.StrList("allowed_hosts", &c->allowed_hosts));
+  AIRLOCK_RETURN_IF_ERROR(r.Str("token_file", &c->token_file));
+  AIRLOCK_RETURN_IF_ERROR(r.U64("session_idle_timeout_s", &c->session_idle_timeout_s, 1, 7 * 86400));
+  AIRLOCK_RETURN_IF_ERROR(r.Int("threads", &c->threads, 2, 1024));
+  AIRLOCK_RETURN_IF_ERROR(r.U64("max_sessions", &c->max_sessions, 1, 1000000));
+  return OkStatus();
+}
+
+Status ReadServer(const ObjectReader& r, ServerConfig* c) {
+  AIRLOCK_RETURN_IF_ERROR(r.Check({"http", "max_message_bytes", "max_concurrent_runs", "max_queued_runs"}));
+  AIRLOCK_RETURN_IF_ERROR(ReadHttp(r.Child("http"), &c->http));
+  AIRLOCK_RETURN_IF_ERROR(r.U64("max_message_bytes", &c->max_message_bytes, 1024, 1ull << 30));
+  AIRLOCK_RETURN_IF_ERROR(r.Int("max_concurrent_runs", &c->max_concurrent_runs, 0, 4096));
+  AIRLOCK_RETURN_IF_ERROR(r.Int("max_queued_runs", &c->max_queued_runs, 0, 100000));
+  return OkStatus();
+}
+
+Status ReadLimits(const ObjectReader& r, LimitsConfig* c) {
+  AIRLOCK_RETURN_IF_ERROR(r.Check({"default_timeout_ms", "max_timeout_ms", "default_memory_mb",
+                                   "max_memory_mb", "max_output_bytes", "max_files",
+                                   "max_file_bytes", "max_total_file_bytes"}));
+  AIRLOCK_RETURN_IF_ERROR(r.U64("default_timeout_ms", &c->default_timeout_ms, 1, kU64Max));
+  AIRLOCK_RETURN_IF_ERROR(r.U64("max_timeout_ms", &c->max_timeout_ms, 1, kU64Max));
+  AIRLOCK_RETURN_IF_ERROR(r.U64("default_memory_mb", &c->default_memory_mb, 1, kU64Max));
+  AIRLOCK_RETURN_IF_ERROR(r.U64("max_memory_mb", &c->max_memory_mb, 1, kU64Max));
+  AIRLOCK_RETURN_IF_ERROR(r.U64("max_output_bytes", &c->max_output_bytes, 1, kU64Max));
+  AIRLOCK_RETURN_IF_ERROR(r.U64("max_files", &c->max_files, 0, 100000));
+  AIRLOCK_RETURN_IF_ERROR(r.U64("max_file_bytes", &c->max_file_bytes, 0, kU64Max));
+  AIRLOCK_RETURN_IF_ERROR(r.U64("max_total_file_bytes", &c->max_total_file_bytes, 0, kU64Max));
+  if (c->default_timeout_ms > c->max_timeout_ms) {
+    return InvalidArgument("config.limits.default_timeout_ms: " +
+                           std::to_string(c->default_timeout_ms) + " exceeds max_timeout_ms " +
+                           std::to_string(c->max_timeout_ms));
+  }
+  if (c->default_memory_mb > c->max_memory_mb) {
+    return InvalidArgument("config.limits.default_memory_mb: " +
+                           std::to_string(c->default_memory_mb) + " exceeds max_memory_mb " +
+                           std::to_string(c->max_memory_mb));
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+int Config::ResolvedMaxConcurrentRuns() const {
+  if (server.max_concurrent_runs > 0) return server.max_concurrent_runs;
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? static_cast<int>(n) : 1;
+}
+
+Config DefaultConfig() { return Config{}; }
+
+StatusOr<Config> ConfigFromJson(const json& j) {
+  Config c = DefaultConfig();
+  ObjectReader root(j, "config");
+  AIRLOCK_RETURN_IF_ERROR(root.Check({"$schema", "server", "limits", "languages", "mcpServers",
+                                      "endpoints", "roles"}));
+  AIRLOCK_RETURN_IF_ERROR(ReadServer(root.Child("server"), &c.server));
+  AIRLOCK_RETURN_IF_ERROR(ReadLimits(root.Child("limits"), &c.limits));
+  ObjectReader langs = root.Child("languages");
+  AIRLOCK_RETURN_IF_ERROR(langs.Check({"enabled"}));
+  AIRLOCK_RETURN_IF_ERROR(langs.StrList("enabled", &c.languages.enabled));
+  for (const char* key : {"mcpServers", "endpoints", "roles"}) {
+    if (root.Has(key) && !root.Get(key).is_object() && !root.Get(key).is_null()) {
+      return InvalidArgument(root.PathOf(key) + ": expected an object");
+    }
+  }
+  if (root.Has("mcpServers")) c.mcp_servers = root.Get("mcpServers");
+  if (root.Has("endpoints")) c.endpoints = root.Get("endpoints");
+  if (root.Has("roles")) c.roles = root.Get("roles");
+  return c;
+}
+
+StatusOr<Config> ParseConfig(const std::string& text) {
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false, /*ignore_comments=*/true);
+  if (j.is_discarded()) return InvalidArgument("config: not valid JSON");
+  return ConfigFromJson(j);
+}
+
+StatusOr<Config> LoadConfig(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound(path + ": cannot open config file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  json j;
+  try {
+    j = json::parse(ss.str(), nullptr, /*allow_exceptions=*/true, /*ignore_comments=*/true);
+  } catch (const json::parse_error& e) {
+    return InvalidArgument(path + ": invalid JSON: " + e.what());
+  }
+  StatusOr<Config> c = ConfigFromJson(j);
+  if (!c.ok()) return c.status().WithContext(path);
+  return c;
+}
+
+json ConfigToJson(const Config& c) {
+  const HttpConfig& h = c.server.http;
+  const LimitsConfig& l = c.limits;
+  json out = {
+      {"server",
+       {{"http",
+         {{"listen", h.listen},
+          {"allowed_origins", h.allowed_origins},
+          {"allowed_hosts", h.allowed_hosts},
+          {"token_file", h.token_file.empty() ? json(nullptr) : json(h.token_file)},
+          {"session_idle_timeout_s", h.session_idle_timeout_s},
+          {"threads", h.threads},
+          {"max_sessions", h.max_sessions}}},
+        {"max_message_bytes", c.server.max_message_bytes},
+        {"max_concurrent_runs", c.server.max_concurrent_runs},
+        {"max_queued_runs", c.server.max_queued_runs}}},
+      {"limits",
+       {{"default_timeout_ms", l.default_timeout_ms},
+        {"max_timeout_ms", l.max_timeout_ms},
+        {"default_memory_mb", l.default_memory_mb},
+        {"max_memory_mb", l.max_memory_mb},
+        {"max_output_bytes", l.max_output_bytes},
+        {"max_files", l.max_files},
+        {"max_file_bytes", l.max_file_bytes},
+        {"max_total_file_bytes", l.max_total_file_bytes}}},
+      {"languages", {{"enabled", c.languages.enabled}}},
+  };
+  if (!c.mcp_servers.is_null()) out["mcpServers"] = c.mcp_servers;
+  if (!c.endpoints.is_null()) out["endpoints"] = c.endpoints;
+  if (!c.roles.is_null()) out["roles"] = c.roles;
+  return out;
+}
+
+json ConfigSchemaDoc() {
+  struct Entry {
+    const char* path;
+    const char* type;
+    const char* doc;
+  };
+  static const Entry kEntries[] = {
+      {"server.http.listen", "string", "HOST:PORT the Streamable HTTP transport binds (serve --http)."},
+      {"server.http.allowed_origins", "string[]",
+       "Origin header values accepted besides http(s)://localhost, 127.0.0.1 and [::1] (any port)."},
+      {"server.http.allowed_hosts", "string[]",
+       "Host header names accepted besides localhost, 127.0.0.1 and [::1]; when empty and bound to a "
+       "non-loopback address, Host is not checked."},
+      {"server.http.token_file", "string|null",
+       "File holding a static bearer token; when set, every HTTP request needs Authorization: Bearer."},
+      {"server.http.session_idle_timeout_s", "integer", "Sessions idle this long are ended."},
+      {"server.http.threads", "integer", "HTTP worker threads; each open connection or SSE stream holds one."},
+      {"server.http.max_sessions", "integer", "Most concurrent HTTP sessions; initialize beyond it gets 503."},
+      {"server.max_message_bytes", "integer", "Largest JSON-RPC message (stdio line or POST body)."},
+      {"server.max_concurrent_runs", "integer", "Runs executing at once; 0 = number of cores."},
+      {"server.max_queued_runs", "integer", "Runs waiting for a slot; beyond it calls fail fast as busy."},
+      {"limits.default_timeout_ms", "integer", "Wall-clock limit when a call gives no timeout_ms."},
+      {"limits.max_timeout_ms", "integer", "Largest timeout_ms a call may ask for."},
+      {"limits.default_memory_mb", "integer", "Memory limit when a call gives no memory_mb."},
+      {"limits.max_memory_mb", "integer", "Largest memory_mb a call may ask for."},
+      {"limits.max_output_bytes", "integer", "Cap on each of stdout/stderr returned."},
+      {"limits.max_files", "integer", "Most input files per call (also output files returned)."},
+      {"limits.max_file_bytes", "integer", "Largest single input or output file."},
+      {"limits.max_total_file_bytes", "integer", "Largest sum of input file sizes per call."},
+      {"languages.enabled", "string[]", "Languages offered to clients; empty = all installed."},
+      {"mcpServers", "object", "Reserved for downstream MCP servers (later); stored verbatim."},
+      {"endpoints", "object", "Reserved (later); stored verbatim."},
+      {"roles", "object", "Reserved (later); stored verbatim."},
+  };
+  json defaults = ConfigToJson(DefaultConfig());
+  json out = json::object();
+  for (const Entry& e : kEntries) {
+    std::string p = "/" + std::string(e.path);
+    for (char& ch : p) {
+      if (ch == '.') ch = '/';
+    }
+    json::json_pointer dotted(p);
+    out[e.path] = {{"type", e.type},
+                   {"default", defaults.contains(dotted) ? defaults[dotted] : json(nullptr)},
+                   {"doc", e.doc}};
+  }
+  return out;
+}
+
+Status ParseListenAddress(const std::string& listen, std::string* host, int* port) {
+  size_t colon = listen.rfind(':');
+  if (colon == std::string::npos || colon == 0) {
+    return InvalidArgument("\"" + listen + "\" is not HOST:PORT");
+  }
+  std::string h = listen.substr(0, colon);
+  std::string p = listen.substr(colon + 1);
+  if (h.size() >= 2 && h.front() == '[' && h.back() == ']') h = h.substr(1, h.size() - 2);
+  if (p.empty() || p.size() > 5 || p.find_first_not_of("0123456789") != std::string::npos) {
+    return InvalidArgument("\"" + listen + "\": bad port");
+  }
+  int n = std::stoi(p);
+  if (n > 65535) return InvalidArgument("\"" + listen + "\": port out of range");
+  *host = h;
+  *port = n;
+  return OkStatus();
+}
+
+}  // namespace airlock::config

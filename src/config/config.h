@@ -1,0 +1,98 @@
+// airlock's configuration: one JSON file with embedded defaults.
+//
+// Every key is optional; a missing file section keeps its default, so
+// `DefaultConfig()` is a complete working configuration and no file is
+// needed. Unknown keys and ill-typed values are errors that name the full
+// path ("config.server.http.bind: unknown key"). The schema is documented
+// in docs/configuration.md and returned by ConfigSchemaDoc().
+//
+//   StatusOr<config::Config> cfg = config::LoadConfig("/etc/airlock.json");
+//   if (!cfg.ok()) { std::cerr << cfg.status().message(); return 2; }
+//
+// CLI flags override file values by assigning the fields after loading.
+#ifndef AIRLOCK_CONFIG_CONFIG_H_
+#define AIRLOCK_CONFIG_CONFIG_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "base/status.h"
+
+namespace airlock::config {
+
+struct HttpConfig {
+  std::string listen = "127.0.0.1:8787";  // HOST:PORT for `airlock serve --http`
+  // Extra Origin values (e.g. "https://app.example.com") accepted besides
+  // localhost / 127.0.0.1 / [::1] on any port.
+  std::vector<std::string> allowed_origins;
+  // Extra Host header names (without port) accepted besides localhost /
+  // 127.0.0.1 / [::1]. When empty and the server binds a non-loopback
+  // address, the Host header is not checked.
+  std::vector<std::string> allowed_hosts;
+  std::string token_file;  // empty: no bearer token required
+  uint64_t session_idle_timeout_s = 3600;
+  int threads = 32;  // HTTP worker threads (one per open connection/stream)
+  uint64_t max_sessions = 1024;
+};
+
+struct ServerConfig {
+  HttpConfig http;
+  uint64_t max_message_bytes = 4u << 20;  // one JSON-RPC message (stdio line / POST body)
+  int max_concurrent_runs = 0;            // 0: number of cores
+  int max_queued_runs = 16;
+};
+
+struct LimitsConfig {
+  uint64_t default_timeout_ms = 10000;
+  uint64_t max_timeout_ms = 60000;
+  uint64_t default_memory_mb = 256;
+  uint64_t max_memory_mb = 2048;
+  uint64_t max_output_bytes = 1u << 20;
+  uint64_t max_files = 64;
+  uint64_t max_file_bytes = 8u << 20;
+  uint64_t max_total_file_bytes = 32u << 20;
+};
+
+struct LanguagesConfig {
+  std::vector<std::string> enabled;  // empty: every installed language
+};
+
+struct Config {
+  ServerConfig server;
+  LimitsConfig limits;
+  LanguagesConfig languages;
+  // Reserved for later features; stored verbatim (null when absent).
+  nlohmann::json mcp_servers;  // "mcpServers"
+  nlohmann::json endpoints;    // "endpoints"
+  nlohmann::json roles;        // "roles"
+
+  // max_concurrent_runs with 0 resolved to the number of online cores.
+  int ResolvedMaxConcurrentRuns() const;
+};
+
+Config DefaultConfig();
+
+// Reads and validates a JSON file (comments allowed). Errors name the path
+// of the offending key, prefixed by the file name.
+StatusOr<Config> LoadConfig(const std::string& path);
+
+// Validates `j` (an object) over the defaults.
+StatusOr<Config> ConfigFromJson(const nlohmann::json& j);
+// Parses JSON text, then ConfigFromJson.
+StatusOr<Config> ParseConfig(const std::string& text);
+
+// The effective configuration as JSON (round-trips through ConfigFromJson).
+nlohmann::json ConfigToJson(const Config& c);
+
+// Every key with its type, default and meaning: {"server.http.listen": {...}}.
+nlohmann::json ConfigSchemaDoc();
+
+// Splits "HOST:PORT" / "[::1]:PORT" into host and port.
+Status ParseListenAddress(const std::string& listen, std::string* host, int* port);
+
+}  // namespace airlock::config
+
+#endif  // AIRLOCK_CONFIG_CONFIG_H_

@@ -1,0 +1,513 @@
+#include "mcp/http_transport.h"
+
+#include <httplib.h>
+#include <signal.h>
+#include <sys/socket.h>
+
+#include <chrono>
+#include <deque>
+#include <fstream>
+#include <sstream>
+
+#include "mcp/http_security.h"
+#include "mcp/json_rpc.h"
+
+namespace airlock::mcp {
+namespace {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+constexpr int kStreamHeartbeatMs = 10000;  // GET stream keepalive
+constexpr int kListenBacklog = 1024;
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch()).count();
+}
+
+// A JSON-RPC error body with id null (transport-level rejections).
+void Reject(httplib::Response& res, int status, const std::string& message, bool close = false) {
+  res.status = status;
+  res.set_content(jsonrpc::Serialize(jsonrpc::MakeError(nullptr, -32000, message)), "application/json");
+  if (close) res.set_header("Connection", "close");
+}
+
+std::string SseEvent(const json& message) {
+  return "event: message\ndata: " + jsonrpc::Serialize(message) + "\n\n";
+}
+
+}  // namespace
+
+// Replies to one POSTed request, drained by the HTTP thread that answers it.
+class HttpTransport::CallChannel : public ReplyChannel {
+ public:
+  void Notify(const json& n) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (finished_) return;
+    queue_.push_back(n);
+    cv_.notify_all();
+  }
+  void Finish(const json* response) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (response != nullptr) {
+      queue_.push_back(*response);
+      response_ = *response;
+    }
+    finished_ = true;
+    cv_.notify_all();
+  }
+  // Moves pending messages to `out`, waiting up to `timeout` for one;
+  // returns true once Finish was called and everything was taken.
+  bool Take(std::deque<json>* out, std::chrono::milliseconds timeout) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_for(lock, timeout, [this] { return finished_ || !queue_.empty(); });
+    out->swap(queue_);
+    queue_.clear();
+    return finished_;
+  }
+  bool finished() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return finished_;
+  }
+  // The response, once finished (null when there is none).
+  json response() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return response_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<json> queue_;
+  bool finished_ = false;
+  json response_;
+};
+
+// The session's server-initiated messages, delivered to the GET stream when
+// one is open (dropped otherwise: there is nothing to resume).
+class HttpTransport::StreamChannel : public ReplyChannel {
+ public:
+  void Notify(const json& n) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!attached_ || closed_) return;
+    queue_.push_back(n);
+    cv_.notify_all();
+  }
+  void Finish(const json*) override {}
+
+  bool Attach() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (attached_ || closed_) return false;
+    attached_ = true;
+    return true;
+  }
+  void Detach() {
+    std::lock_guard<std::mutex> lock(mu_);
+    attached_ = false;
+    queue_.clear();
+  }
+  void Close() {
+    std::lock_guard<std::mutex> lock(mu_);
+    closed_ = true;
+    cv_.notify_all();
+  }
+  bool attached() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return attached_;
+  }
+  // Like CallChannel::Take; returns true when the stream should end.
+  bool Take(std::deque<json>* out, std::chrono::milliseconds timeout) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_for(lock, timeout, [this] { return closed_ || !queue_.empty(); });
+    out->swap(queue_);
+    queue_.clear();
+    return closed_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<json> queue_;
+  bool attached_ = false;
+  bool closed_ = false;
+};
+
+struct HttpTransport::Entry {
+  std::string id;
+  std::shared_ptr<Session> session;
+  std::shared_ptr<StreamChannel> stream;
+  std::atomic<int64_t> last_activity_ms{NowMs()};
+  std::atomic<int> active{0};  // HTTP requests or streams in progress
+};
+
+namespace {
+
+// Counts an HTTP exchange as activity on its session for its lifetime.
+class ActiveGuard {
+ public:
+  explicit ActiveGuard(std::atomic<int>& n, std::atomic<int64_t>& last) : n_(n), last_(last) { ++n_; }
+  ~ActiveGuard() {
+    last_ = NowMs();
+    --n_;
+  }
+
+ private:
+  std::atomic<int>& n_;
+  std::atomic<int64_t>& last_;
+};
+
+}  // namespace
+
+StatusOr<std::string> ReadTokenFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound(path + ": cannot read token file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string token = ss.str();
+  size_t b = token.find_first_not_of(" \t\r\n");
+  size_t e = token.find_last_not_of(" \t\r\n");
+  if (b == std::string::npos) return InvalidArgument(path + ": token file is empty");
+  token = token.substr(b, e - b + 1);
+  if (token.find_first_of(" \t\r\n") != std::string::npos) {
+    return InvalidArgument(path + ": token must be one line without spaces");
+  }
+  return token;
+}
+
+StatusOr<HttpOptions> HttpOptionsFromConfig(const config::Config& config) {
+  const config::HttpConfig& h = config.server.http;
+  HttpOptions o;
+  AIRLOCK_RETURN_IF_ERROR(config::ParseListenAddress(h.listen, &o.host, &o.port));
+  o.allowed_origins = h.allowed_origins;
+  o.allowed_hosts = h.allowed_hosts;
+  o.session_idle_timeout_s = h.session_idle_timeout_s;
+  o.threads = h.threads;
+  o.max_body_bytes = config.server.max_message_bytes;
+  o.max_sessions = h.max_sessions;
+  if (!h.token_file.empty()) {
+    AIRLOCK_ASSIGN_OR_RETURN(o.bearer_token, ReadTokenFile(h.token_file));
+  }
+  return o;
+}
+
+HttpTransport::HttpTransport(McpServer& server, HttpOptions options)
+    : server_(server), options_(std::move(options)), http_(std::make_unique<httplib::Server>()) {}
+
+HttpTransport::~HttpTransport() { Stop(); }
+
+std::string HttpTransport::url() const {
+  std::string host = options_.host.find(':') != std::string::npos ? "[" + options_.host + "]" : options_.host;
+  if (host == "0.0.0.0") host = "127.0.0.1";
+  return "http://" + host + ":" + std::to_string(port_) + "/mcp";
+}
+
+size_t HttpTransport::session_count() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return sessions_.size();
+}
+
+Status HttpTransport::Start() {
+  ::signal(SIGPIPE, SIG_IGN);  // a vanished client must surface as EPIPE
+  Install();
+  if (options_.port == 0) {
+    port_ = http_->bind_to_any_port(options_.host);
+    if (port_ <= 0) return Unavailable("cannot bind " + options_.host + " to any port");
+  } else {
+    if (!http_->bind_to_port(options_.host, options_.port)) {
+      return Unavailable("cannot bind " + options_.host + ":" + std::to_string(options_.port) +
+                         " (in use, or not a local address?)");
+    }
+    port_ = options_.port;
+  }
+  // Debian's libcpp-httplib is built with a listen backlog of 5, which makes
+  // bursts of new connections wait for SYN retransmits (1 s). Re-listening
+  // on the bound socket raises the backlog (Linux allows it).
+  if (listen_fd_ >= 0) ::listen(listen_fd_, kListenBacklog);
+  started_ = true;
+  listener_ = std::thread([this] { http_->listen_after_bind(); });
+  reaper_ = std::thread([this] { ReapIdle(); });
+  return OkStatus();
+}
+
+void HttpTransport::Stop() {
+  if (!started_ || stopping_.exchange(true)) return;
+  reaper_cv_.notify_all();
+  reaper_.join();
+  std::map<std::string, std::shared_ptr<Entry>> sessions;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    sessions.swap(sessions_);
+  }
+  for (auto& [id, entry] : sessions) {
+    entry->stream->Close();
+    entry->session->Close();
+  }
+  http_->stop();
+  listener_.join();
+}
+
+void HttpTransport::Install() {
+  const int threads = options_.threads;
+  http_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  http_->set_payload_max_length(options_.max_body_bytes);
+  http_->set_socket_options([this](int sock) {
+    httplib::default_socket_options(sock);  // SO_REUSEADDR
+    listen_fd_ = sock;
+  });
+  http_->set_keep_alive_timeout(5);
+  http_->set_read_timeout(30);
+  http_->set_write_timeout(30);
+  http_->set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    return PreCheck(req, res) ? httplib::Server::HandlerResponse::Unhandled
+                              : httplib::Server::HandlerResponse::Handled;
+  });
+  http_->Post("/mcp", [this](const httplib::Request& req, httplib::Response& res) { HandlePost(req, res); });
+  http_->Get("/mcp", [this](const httplib::Request& req, httplib::Response& res) { HandleGet(req, res); });
+  http_->Delete("/mcp", [this](const httplib::Request& req, httplib::Response& res) { HandleDelete(req, res); });
+}
+
+// Runs before the body is read, so rejected requests never upload it.
+bool HttpTransport::PreCheck(const httplib::Request& req, httplib::Response& res) {
+  if (req.path != "/mcp") {
+    Reject(res, 404, "Not Found: the MCP endpoint is /mcp", true);
+    return false;
+  }
+  if (stopping_) {
+    Reject(res, 503, "Server is shutting down", true);
+    return false;
+  }
+  bool loopback = IsLoopbackName(options_.host);
+  if (req.has_header("Host") && !HostAllowed(req.get_header_value("Host"), loopback, options_.allowed_hosts)) {
+    Reject(res, 403, "Forbidden: Host not allowed", true);
+    return false;
+  }
+  if (req.has_header("Origin") && !OriginAllowed(req.get_header_value("Origin"), options_.allowed_origins)) {
+    Reject(res, 403, "Forbidden: Origin not allowed", true);
+    return false;
+  }
+  if (!options_.bearer_token.empty() &&
+      !BearerMatches(req.get_header_value("Authorization"), options_.bearer_token)) {
+    Reject(res, 401, "Unauthorized: a valid bearer token is required", true);
+    res.set_header("WWW-Authenticate", "Bearer realm=\"airlock\"");
+    return false;
+  }
+  return true;
+}
+
+std::shared_ptr<HttpTransport::Entry> HttpTransport::FindSession(const httplib::Request& req,
+                                                                 httplib::Response& res) {
+  if (!req.has_header("Mcp-Session-Id")) {
+    Reject(res, 400, "Bad Request: Mcp-Session-Id header is required");
+    return nullptr;
+  }
+  std::shared_ptr<Entry> entry;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = sessions_.find(req.get_header_value("Mcp-Session-Id"));
+    if (it != sessions_.end()) entry = it->second;
+  }
+  if (!entry) {
+    Reject(res, 404, "Session not found");
+    return nullptr;
+  }
+  if (req.has_header("MCP-Protocol-Version") &&
+      !IsSupportedProtocolVersion(req.get_header_value("MCP-Protocol-Version"))) {
+    Reject(res, 400, "Bad Request: unsupported MCP-Protocol-Version " + req.get_header_value("MCP-Protocol-Version"));
+    return nullptr;
+  }
+  entry->last_activity_ms = NowMs();
+  return entry;
+}
+
+void HttpTransport::HandlePost(const httplib::Request& req, httplib::Response& res) {
+  const std::string accept = req.get_header_value("Accept");
+  if (!AcceptsType(accept, "application/json") || !AcceptsType(accept, "text/event-stream")) {
+    return Reject(res, 406, "Not Acceptable: Accept must list application/json and text/event-stream");
+  }
+  std::string content_type = req.get_header_value("Content-Type");
+  if (content_type.rfind("application/json", 0) != 0) {
+    return Reject(res, 415, "Unsupported Media Type: Content-Type must be application/json");
+  }
+  jsonrpc::ParseOutcome parsed = jsonrpc::Parse(req.body);
+  if (!parsed.message) {
+    res.status = 400;
+    res.set_content(jsonrpc::Serialize(parsed.error_response), "application/json");
+    return;
+  }
+  const jsonrpc::Message& m = *parsed.message;
+  if (m.kind == jsonrpc::Kind::kRequest && m.method == "initialize") return HandleInitialize(m, res);
+
+  std::shared_ptr<Entry> entry = FindSession(req, res);
+  if (!entry) return;
+  auto guard = std::make_shared<ActiveGuard>(entry->active, entry->last_activity_ms);
+  auto channel = std::make_shared<CallChannel>();
+  if (m.kind != jsonrpc::Kind::kRequest) {
+    entry->session->Handle(m, channel);
+    res.status = 202;
+    return;
+  }
+  bool stream = false;
+  if (m.method == "tools/call") {
+    const json& meta = m.params.is_object() ? m.params.value("_meta", json()) : json();
+    stream = (meta.is_object() && meta.contains("progressToken")) || entry->session->logging_requested();
+  }
+  entry->session->Handle(m, channel);
+  Respond(entry, m, channel, stream, res);
+}
+
+void HttpTransport::Respond(const std::shared_ptr<Entry>& entry, const jsonrpc::Message& m,
+                            const std::shared_ptr<CallChannel>& channel, bool stream, httplib::Response& res) {
+  if (!stream && channel->finished()) {
+    json response = channel->response();
+    if (response.is_null()) {
+      res.status = 202;  // cancelled before it started
+      return;
+    }
+    res.set_content(jsonrpc::Serialize(response), "application/json");
+    return;
+  }
+  auto guard = std::make_shared<ActiveGuard>(entry->active, entry->last_activity_ms);
+  std::shared_ptr<Session> session = entry->session;
+  const json id = m.id;
+  const auto heartbeat = std::chrono::milliseconds(options_.heartbeat_ms);
+  res.set_header("Cache-Control", "no-cache");
+  auto disconnected = [session, id] { session->CancelRequest(id); };
+  if (stream) {
+    res.set_chunked_content_provider(
+        "text/event-stream", [channel, guard, disconnected, heartbeat](size_t, httplib::DataSink& sink) {
+          std::deque<json> messages;
+          bool finished = channel->Take(&messages, heartbeat);
+          for (const json& msg : messages) {
+            std::string event = SseEvent(msg);
+            if (!sink.write(event.data(), event.size())) {
+              disconnected();
+              return false;
+            }
+          }
+          if (finished) {
+            sink.done();
+            return true;
+          }
+          static constexpr char kPing[] = ": ping\n\n";
+          if (messages.empty() && !sink.write(kPing, sizeof kPing - 1)) {
+            disconnected();
+            return false;
+          }
+          return true;
+        });
+    return;
+  }
+  // Plain JSON for a call still running: leading whitespace keeps the
+  // connection probed (and is ignored by JSON parsers) until the response.
+  res.set_chunked_content_provider(
+      "application/json", [channel, guard, disconnected, heartbeat](size_t, httplib::DataSink& sink) {
+        std::deque<json> messages;
+        bool finished = channel->Take(&messages, heartbeat);
+        if (finished) {
+          json response = channel->response();
+          if (!response.is_null()) {
+            std::string body = jsonrpc::Serialize(response);
+            if (!sink.write(body.data(), body.size())) return false;
+          }
+          sink.done();
+          return true;
+        }
+        if (!sink.write("\n", 1)) {
+          disconnected();
+          return false;
+        }
+        return true;
+      });
+}
+
+void HttpTransport::HandleInitialize(const jsonrpc::Message& m, httplib::Response& res) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (sessions_.size() >= options_.max_sessions) {
+      return Reject(res, 503, "Too many sessions; try again later");
+    }
+  }
+  auto entry = std::make_shared<Entry>();
+  entry->stream = std::make_shared<StreamChannel>();
+  entry->session = server_.NewSession(entry->stream);
+  auto channel = std::make_shared<CallChannel>();
+  entry->session->Handle(m, channel);
+  json response = channel->response();
+  if (response.contains("result")) {
+    entry->id = RandomSessionId();
+    std::lock_guard<std::mutex> lock(mu_);
+    sessions_[entry->id] = entry;
+    res.set_header("Mcp-Session-Id", entry->id);
+  }
+  res.set_content(jsonrpc::Serialize(response), "application/json");
+}
+
+void HttpTransport::HandleGet(const httplib::Request& req, httplib::Response& res) {
+  if (!AcceptsType(req.get_header_value("Accept"), "text/event-stream")) {
+    return Reject(res, 406, "Not Acceptable: Accept must list text/event-stream");
+  }
+  std::shared_ptr<Entry> entry = FindSession(req, res);
+  if (!entry) return;
+  if (!entry->stream->Attach()) return Reject(res, 409, "Conflict: this session already has a GET stream");
+  auto guard = std::make_shared<ActiveGuard>(entry->active, entry->last_activity_ms);
+  std::shared_ptr<StreamChannel> channel = entry->stream;
+  res.set_header("Cache-Control", "no-cache");
+  res.set_chunked_content_provider(
+      "text/event-stream",
+      [channel, guard](size_t, httplib::DataSink& sink) {
+        std::deque<json> messages;
+        bool closed = channel->Take(&messages, std::chrono::milliseconds(kStreamHeartbeatMs));
+        for (const json& msg : messages) {
+          std::string event = SseEvent(msg);
+          if (!sink.write(event.data(), event.size())) return false;
+        }
+        if (closed) {
+          sink.done();
+          return true;
+        }
+        static constexpr char kPing[] = ": ping\n\n";
+        return !messages.empty() || sink.write(kPing, sizeof kPing - 1);
+      },
+      [channel](bool) { channel->Detach(); });
+}
+
+void HttpTransport::HandleDelete(const httplib::Request& req, httplib::Response& res) {
+  std::shared_ptr<Entry> entry = FindSession(req, res);
+  if (!entry) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    sessions_.erase(entry->id);
+  }
+  EndSession(entry);
+  res.status = 200;
+}
+
+void HttpTransport::EndSession(const std::shared_ptr<Entry>& entry) {
+  entry->stream->Close();
+  entry->session->Close();
+}
+
+void HttpTransport::ReapIdle() {
+  const int64_t idle_ms = static_cast<int64_t>(options_.session_idle_timeout_s) * 1000;
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stopping_) {
+    reaper_cv_.wait_for(lock, std::chrono::seconds(1));
+    std::vector<std::shared_ptr<Entry>> expired;
+    const int64_t now = NowMs();
+    for (auto it = sessions_.begin(); it != sessions_.end();) {
+      Entry& e = *it->second;
+      if (e.active == 0 && e.session->in_flight() == 0 && !e.stream->attached() &&
+          now - e.last_activity_ms > idle_ms) {
+        expired.push_back(it->second);
+        it = sessions_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    lock.unlock();
+    for (const auto& e : expired) EndSession(e);
+    lock.lock();
+  }
+}
+
+}  // namespace airlock::mcp

@@ -1,0 +1,120 @@
+// MCP Streamable HTTP transport (cpp-httplib; see docs/http.md).
+//
+// One endpoint, /mcp:
+//  * POST a JSON-RPC message. Notifications and responses → 202, no body.
+//    Requests → application/json, except tools/call with a progressToken
+//    (or after logging/setLevel), which gets an SSE stream: progress and
+//    log notifications, then the response. initialize creates a session
+//    and returns its Mcp-Session-Id (128 random bits, hex).
+//  * GET (Accept: text/event-stream) → the session's stream of
+//    server-initiated messages (tools/list_changed, broadcast logs); one
+//    per session (a second gets 409).
+//  * DELETE → ends the session, cancelling its runs → 200.
+// Checks, in order: Host and Origin (DNS rebinding) → 403; bearer token
+// (when configured) → 401 with WWW-Authenticate; body larger than
+// max_body_bytes → 413 (discarded, not buffered); Accept → 406;
+// Content-Type → 415; missing Mcp-Session-Id → 400, unknown/ended → 404;
+// unsupported MCP-Protocol-Version → 400.
+//
+// A client that disconnects while its tools/call runs has the run
+// cancelled: the response stream (SSE, or chunked JSON padded with
+// whitespace, which JSON parsers ignore) is written every heartbeat_ms while
+// waiting, and a failed write cancels the call. Sessions idle longer than
+// session_idle_timeout_s (no request, no run, no GET stream) are ended.
+#ifndef AIRLOCK_MCP_HTTP_TRANSPORT_H_
+#define AIRLOCK_MCP_HTTP_TRANSPORT_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/status.h"
+#include "config/config.h"
+#include "mcp/server.h"
+
+namespace httplib {
+class Server;
+struct Request;
+struct Response;
+}  // namespace httplib
+
+namespace airlock::mcp {
+
+struct HttpOptions {
+  std::string host = "127.0.0.1";
+  int port = 8787;  // 0: any free port (see HttpTransport::port())
+  std::vector<std::string> allowed_origins;
+  std::vector<std::string> allowed_hosts;
+  std::string bearer_token;  // empty: no authentication
+  uint64_t session_idle_timeout_s = 3600;
+  int threads = 32;
+  uint64_t max_body_bytes = 4u << 20;
+  uint64_t max_sessions = 1024;
+  int heartbeat_ms = 1000;  // write interval while a call runs
+};
+
+// Options from config.server (listen, http.*, max_message_bytes); reads the
+// token file when one is configured (`--token-file` overrides
+// config.server.http.token_file before this call).
+StatusOr<HttpOptions> HttpOptionsFromConfig(const config::Config& config);
+
+// The token in `path`, surrounding whitespace removed; empty is an error.
+StatusOr<std::string> ReadTokenFile(const std::string& path);
+
+class HttpTransport {
+ public:
+  HttpTransport(McpServer& server, HttpOptions options);
+  ~HttpTransport();  // Stop()
+  HttpTransport(const HttpTransport&) = delete;
+  HttpTransport& operator=(const HttpTransport&) = delete;
+
+  // Binds and starts serving on background threads.
+  Status Start();
+  // Stops accepting, ends every session (cancelling runs), joins threads.
+  // Idempotent; safe from any thread except an HTTP handler.
+  void Stop();
+
+  int port() const { return port_; }
+  std::string url() const;  // http://HOST:PORT/mcp
+  size_t session_count() const;
+
+ private:
+  class CallChannel;
+  class StreamChannel;
+  struct Entry;
+
+  void Install();
+  bool PreCheck(const httplib::Request& req, httplib::Response& res);
+  void HandlePost(const httplib::Request& req, httplib::Response& res);
+  void HandleGet(const httplib::Request& req, httplib::Response& res);
+  void HandleDelete(const httplib::Request& req, httplib::Response& res);
+  void HandleInitialize(const jsonrpc::Message& m, httplib::Response& res);
+  std::shared_ptr<Entry> FindSession(const httplib::Request& req, httplib::Response& res);
+  void Respond(const std::shared_ptr<Entry>& entry, const jsonrpc::Message& m,
+               const std::shared_ptr<CallChannel>& channel, bool stream, httplib::Response& res);
+  void EndSession(const std::shared_ptr<Entry>& entry);
+  void ReapIdle();
+
+  McpServer& server_;
+  const HttpOptions options_;
+  std::unique_ptr<httplib::Server> http_;
+  std::thread listener_;
+  std::thread reaper_;
+  int port_ = 0;
+  int listen_fd_ = -1;  // owned by httplib
+  std::atomic<bool> stopping_{false};
+  bool started_ = false;
+
+  mutable std::mutex mu_;
+  std::condition_variable reaper_cv_;
+  std::map<std::string, std::shared_ptr<Entry>> sessions_;
+};
+
+}  // namespace airlock::mcp
+
+#endif  // AIRLOCK_MCP_HTTP_TRANSPORT_H_

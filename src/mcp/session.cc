@@ -1,0 +1,377 @@
+#include "mcp/session.h"
+
+#include <limits>
+
+#include "mcp/server.h"
+#include "mcp/tools/tool.h"
+
+namespace airlock::mcp {
+namespace {
+
+using nlohmann::json;
+using jsonrpc::Kind;
+using jsonrpc::MakeError;
+using jsonrpc::MakeResult;
+
+constexpr size_t kPageSize = 100;
+constexpr int kResourceNotFound = -32002;
+
+// Reads an optional pagination cursor (the decimal offset we handed out).
+bool ReadCursor(const json& params, size_t* offset, std::string* error) {
+  *offset = 0;
+  if (!params.is_object() || !params.contains("cursor") || params["cursor"].is_null()) return true;
+  const json& c = params["cursor"];
+  if (!c.is_string()) {
+    *error = "params.cursor: expected string";
+    return false;
+  }
+  const std::string s = c.get<std::string>();
+  if (s.empty() || s.size() > 9 || s.find_first_not_of("0123456789") != std::string::npos) {
+    *error = "params.cursor: invalid cursor";
+    return false;
+  }
+  *offset = std::stoul(s);
+  return true;
+}
+
+}  // namespace
+
+bool IsSupportedProtocolVersion(const std::string& version) {
+  for (const char* v : kSupportedProtocolVersions) {
+    if (version == v) return true;
+  }
+  return false;
+}
+
+// One tools/call in flight.
+struct Session::Call {
+  json id;
+  std::string key;
+  json progress_token;  // null: no progress wanted
+  std::shared_ptr<ReplyChannel> reply;
+  CancelToken cancel;
+  std::mutex mu;
+  bool cancelled = false;  // guarded by Session::mu_
+  bool done = false;       // guarded by Session::mu_
+  double last_progress = -std::numeric_limits<double>::infinity();  // guarded by mu
+};
+
+class Session::CallContext : public ToolCallContext {
+ public:
+  CallContext(Session& session, Call& call, std::string version)
+      : session_(session), call_(call), version_(std::move(version)) {}
+
+  void Progress(double progress, std::optional<double> total, const std::string& message) override {
+    if (call_.progress_token.is_null() || call_.cancel.cancelled()) return;
+    std::lock_guard<std::mutex> lock(call_.mu);
+    if (!(progress > call_.last_progress)) return;
+    call_.last_progress = progress;
+    json params = {{"progressToken", call_.progress_token}, {"progress", progress}};
+    if (total) params["total"] = *total;
+    if (!message.empty()) params["message"] = message;
+    call_.reply->Notify(jsonrpc::MakeNotification("notifications/progress", std::move(params)));
+  }
+
+  void Log(LogLevel level, const std::string& text) override {
+    if (call_.cancel.cancelled() || !session_.ShouldLog(level)) return;
+    call_.reply->Notify(jsonrpc::MakeNotification(
+        "notifications/message", {{"level", LogLevelName(level)}, {"logger", "airlock"}, {"data", text}}));
+  }
+
+  CancelToken& cancel() override { return call_.cancel; }
+  const std::string& protocol_version() const override { return version_; }
+
+ private:
+  Session& session_;
+  Call& call_;
+  const std::string version_;
+};
+
+Session::Session(McpServer& server, std::shared_ptr<ReplyChannel> standalone)
+    : server_(server), standalone_(std::move(standalone)) {}
+
+Session::~Session() = default;
+
+void Session::HandleText(std::string_view text, std::shared_ptr<ReplyChannel> reply) {
+  jsonrpc::ParseOutcome parsed = jsonrpc::Parse(text);
+  if (!parsed.message) {
+    reply->Finish(&parsed.error_response);
+    return;
+  }
+  Handle(*parsed.message, std::move(reply));
+}
+
+void Session::Handle(const jsonrpc::Message& m, std::shared_ptr<ReplyChannel> reply) {
+  if (m.kind == Kind::kResponse) {  // airlock sends no requests; ignore
+    reply->Finish(nullptr);
+    return;
+  }
+  if (m.kind == Kind::kNotification) {
+    HandleNotification(m);
+    reply->Finish(nullptr);
+    return;
+  }
+  if (m.method == "tools/call") {
+    StartToolCall(m, std::move(reply));
+    return;
+  }
+  json response = HandleRequest(m);
+  reply->Finish(&response);
+}
+
+json Session::HandleRequest(const jsonrpc::Message& m) {
+  if (m.method == "ping") return MakeResult(m.id, json::object());
+  if (m.method == "initialize") return Initialize(m);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (closed_) return MakeError(m.id, jsonrpc::kInvalidRequest, "Session closed");
+    if (!initialized_) {
+      return MakeError(m.id, jsonrpc::kInvalidRequest, "Server not initialized: send initialize first");
+    }
+  }
+  if (m.method == "logging/setLevel") return SetLevel(m);
+  if (m.method == "tools/list") return ListTools(m);
+  if (m.method == "resources/list") return ListResources(m);
+  if (m.method == "resources/read") return ReadResource(m);
+  if (m.method == "resources/templates/list") {
+    return MakeResult(m.id, {{"resourceTemplates", json::array()}});
+  }
+  if (m.method == "shutdown") {  // not in MCP; accepted for old clients
+    return MakeResult(m.id, json::object());
+  }
+  return MakeError(m.id, jsonrpc::kMethodNotFound, "Method not found: " + m.method);
+}
+
+void Session::HandleNotification(const jsonrpc::Message& m) {
+  if (m.method == "notifications/cancelled") {
+    if (m.params.is_object() && m.params.contains("requestId")) CancelRequest(m.params["requestId"]);
+  }
+  // notifications/initialized and anything else: nothing to do.
+}
+
+json Session::Initialize(const jsonrpc::Message& m) {
+  const json& p = m.params;
+  if (!p.is_object()) return MakeError(m.id, jsonrpc::kInvalidParams, "params: expected object");
+  if (!p.contains("protocolVersion") || !p["protocolVersion"].is_string()) {
+    return MakeError(m.id, jsonrpc::kInvalidParams, "params.protocolVersion: expected string");
+  }
+  if (p.contains("capabilities") && !p["capabilities"].is_object()) {
+    return MakeError(m.id, jsonrpc::kInvalidParams, "params.capabilities: expected object");
+  }
+  if (p.contains("clientInfo") && !p["clientInfo"].is_object()) {
+    return MakeError(m.id, jsonrpc::kInvalidParams, "params.clientInfo: expected object");
+  }
+  std::string requested = p["protocolVersion"].get<std::string>();
+  std::string version = IsSupportedProtocolVersion(requested) ? requested : kLatestProtocolVersion;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (closed_) return MakeError(m.id, jsonrpc::kInvalidRequest, "Session closed");
+    if (initialized_) return MakeError(m.id, jsonrpc::kInvalidRequest, "Session already initialized");
+    initialized_ = true;
+    protocol_version_ = version;
+    if (p.contains("clientInfo")) client_name_ = p["clientInfo"].value("name", std::string());
+  }
+  return MakeResult(m.id, {{"protocolVersion", version},
+                           {"capabilities",
+                            {{"tools", {{"listChanged", true}}},
+                             {"logging", json::object()},
+                             {"resources", json::object()}}},
+                           {"serverInfo", {{"name", "airlock"}, {"title", "Airlock"}, {"version", AIRLOCK_VERSION}}},
+                           {"instructions", server_.Instructions()}});
+}
+
+json Session::SetLevel(const jsonrpc::Message& m) {
+  std::string name;
+  if (m.params.is_object() && m.params.contains("level") && m.params["level"].is_string()) {
+    name = m.params["level"].get<std::string>();
+  }
+  std::optional<LogLevel> level = LogLevelFromName(name);
+  if (!level) {
+    return MakeError(m.id, jsonrpc::kInvalidParams,
+                     "params.level: expected one of debug, info, notice, warning, error, critical, alert, "
+                     "emergency");
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  level_ = *level;
+  level_set_ = true;
+  return MakeResult(m.id, json::object());
+}
+
+json Session::ListTools(const jsonrpc::Message& m) {
+  size_t offset;
+  std::string error;
+  if (!ReadCursor(m.params, &offset, &error)) return MakeError(m.id, jsonrpc::kInvalidParams, error);
+  const auto& tools = server_.tools();
+  if (offset > tools.size()) return MakeError(m.id, jsonrpc::kInvalidParams, "params.cursor: invalid cursor");
+  json list = json::array();
+  size_t end = std::min(tools.size(), offset + kPageSize);
+  for (size_t i = offset; i < end; ++i) list.push_back(tools[i]->Definition());
+  json result = {{"tools", std::move(list)}};
+  if (end < tools.size()) result["nextCursor"] = std::to_string(end);
+  return MakeResult(m.id, std::move(result));
+}
+
+json Session::ListResources(const jsonrpc::Message& m) {
+  size_t offset;
+  std::string error;
+  if (!ReadCursor(m.params, &offset, &error)) return MakeError(m.id, jsonrpc::kInvalidParams, error);
+  json list = json::array();
+  if (offset == 0) list.push_back(LanguagesResourceEntry());
+  return MakeResult(m.id, {{"resources", std::move(list)}});
+}
+
+json Session::ReadResource(const jsonrpc::Message& m) {
+  if (!m.params.is_object() || !m.params.contains("uri") || !m.params["uri"].is_string()) {
+    return MakeError(m.id, jsonrpc::kInvalidParams, "params.uri: expected string");
+  }
+  std::string uri = m.params["uri"].get<std::string>();
+  if (uri != kLanguagesResourceUri) {
+    return MakeError(m.id, kResourceNotFound, "Resource not found", {{"uri", uri}});
+  }
+  return MakeResult(m.id, ReadLanguagesResource(server_.languages()));
+}
+
+void Session::StartToolCall(const jsonrpc::Message& m, std::shared_ptr<ReplyChannel> reply) {
+  auto fail = [&](int code, const std::string& message) {
+    json response = MakeError(m.id, code, message);
+    reply->Finish(&response);
+  };
+  std::string version;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (closed_) return fail(jsonrpc::kInvalidRequest, "Session closed");
+    if (!initialized_) return fail(jsonrpc::kInvalidRequest, "Server not initialized: send initialize first");
+    version = protocol_version_;
+  }
+  const json& p = m.params;
+  if (!p.is_object()) return fail(jsonrpc::kInvalidParams, "params: expected object");
+  if (!p.contains("name") || !p["name"].is_string()) return fail(jsonrpc::kInvalidParams, "params.name: expected string");
+  json args = p.value("arguments", json());
+  if (!args.is_null() && !args.is_object()) return fail(jsonrpc::kInvalidParams, "params.arguments: expected object");
+  std::string name = p["name"].get<std::string>();
+  Tool* tool = server_.FindTool(name);
+  if (tool == nullptr) return fail(jsonrpc::kInvalidParams, "Unknown tool: " + name);
+
+  auto call = std::make_shared<Call>();
+  call->id = m.id;
+  call->key = m.id.dump();
+  call->reply = reply;
+  if (p.contains("_meta") && p["_meta"].is_object() && p["_meta"].contains("progressToken")) {
+    const json& token = p["_meta"]["progressToken"];
+    if (!token.is_string() && !token.is_number_integer()) {
+      return fail(jsonrpc::kInvalidParams, "params._meta.progressToken: expected string or integer");
+    }
+    call->progress_token = token;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!calls_.emplace(call->key, call).second) {
+      return fail(jsonrpc::kInvalidRequest, "Request id " + call->key + " is already in use");
+    }
+  }
+  std::shared_ptr<Session> self = shared_from_this();
+  bool submitted = server_.pool().TrySubmit([self, call, tool, args = std::move(args)] {
+    self->RunToolCall(call, *tool, args);
+  });
+  if (!submitted) {
+    FinishCall(call, MakeResult(m.id, ToolErrorResult("Server busy: too many calls in progress; retry later.")));
+  }
+}
+
+void Session::RunToolCall(const std::shared_ptr<Call>& call, Tool& tool, const json& args) {
+  CallContext ctx(*this, *call, protocol_version());
+  StatusOr<json> result = tool.Call(args, ctx);
+  if (result.ok()) return FinishCall(call, MakeResult(call->id, std::move(*result)));
+  const Status& st = result.status();
+  if (st.code() != StatusCode::kInvalidArgument) {
+    return FinishCall(call, MakeError(call->id, jsonrpc::kInternalError, st.message()));
+  }
+  // SEP-1303: from 2025-11-25 input validation errors are tool errors.
+  if (protocol_version() >= std::string("2025-11-25")) {
+    return FinishCall(call, MakeResult(call->id, ToolErrorResult("Invalid arguments: " + st.message())));
+  }
+  FinishCall(call, MakeError(call->id, jsonrpc::kInvalidParams, st.message()));
+}
+
+void Session::FinishCall(const std::shared_ptr<Call>& call, const json& response) {
+  // The id leaves the table before the response is sent, so a client may
+  // reuse it as soon as it has the response; Close() still waits for the
+  // send (finishing_).
+  bool cancelled;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    cancelled = call->cancelled;
+    call->done = true;
+    calls_.erase(call->key);
+    ++finishing_;
+  }
+  call->reply->Finish(cancelled ? nullptr : &response);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    --finishing_;
+  }
+  calls_done_.notify_all();
+}
+
+bool Session::CancelRequest(const json& id) {
+  if (!id.is_string() && !id.is_number_integer()) return false;
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = calls_.find(id.dump());
+  if (it == calls_.end() || it->second->done) return false;
+  it->second->cancelled = true;
+  it->second->cancel.Cancel();
+  return true;
+}
+
+void Session::Close() {
+  std::unique_lock<std::mutex> lock(mu_);
+  closed_ = true;
+  for (auto& [key, call] : calls_) {
+    if (!call->done) {
+      call->cancelled = true;
+      call->cancel.Cancel();
+    }
+  }
+  calls_done_.wait(lock, [this] { return calls_.empty() && finishing_ == 0; });
+}
+
+void Session::SendStandalone(const json& notification) {
+  if (!standalone_ || closed()) return;
+  if (notification.value("method", std::string()) == "notifications/message") {
+    std::optional<LogLevel> level = LogLevelFromName(notification["params"].value("level", std::string()));
+    if (!level || !ShouldLog(*level)) return;
+  }
+  standalone_->Notify(notification);
+}
+
+bool Session::initialized() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return initialized_;
+}
+
+bool Session::closed() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return closed_;
+}
+
+std::string Session::protocol_version() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return protocol_version_;
+}
+
+size_t Session::in_flight() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return calls_.size() + finishing_;
+}
+
+bool Session::logging_requested() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return level_set_;
+}
+
+bool Session::ShouldLog(LogLevel level) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return level >= level_;
+}
+
+}  // namespace airlock::mcp

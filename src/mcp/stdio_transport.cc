@@ -1,0 +1,106 @@
+#include "mcp/stdio_transport.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <string>
+
+#include "mcp/json_rpc.h"
+
+namespace airlock::mcp {
+namespace {
+
+using nlohmann::json;
+
+// Writes whole lines to an fd, one writer at a time.
+class LineWriter : public ReplyChannel {
+ public:
+  explicit LineWriter(int fd) : fd_(fd) {}
+
+  void Notify(const json& notification) override { Write(notification); }
+  void Finish(const json* response) override {
+    if (response != nullptr) Write(*response);
+  }
+
+ private:
+  void Write(const json& message) {
+    std::string line = jsonrpc::Serialize(message);
+    line += '\n';
+    std::lock_guard<std::mutex> lock(mu_);
+    if (broken_) return;
+    size_t off = 0;
+    while (off < line.size()) {
+      ssize_t n = ::write(fd_, line.data() + off, line.size() - off);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        broken_ = true;  // the client is gone; EOF on input will follow
+        return;
+      }
+      off += static_cast<size_t>(n);
+    }
+  }
+
+  const int fd_;
+  std::mutex mu_;
+  bool broken_ = false;
+};
+
+}  // namespace
+
+int ServeStdio(McpServer& server, int in_fd, int out_fd) {
+  ::signal(SIGPIPE, SIG_IGN);
+  auto writer = std::make_shared<LineWriter>(out_fd);
+  std::shared_ptr<Session> session = server.NewSession(writer);
+  const size_t limit = server.config().server.max_message_bytes;
+
+  std::string line;
+  bool discarding = false;  // inside an over-long line
+  char buf[65536];
+  int rc = 0;
+  for (;;) {
+    ssize_t n = ::read(in_fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      std::fprintf(stderr, "airlock: reading stdin: %s\n", std::strerror(errno));
+      rc = 1;
+      break;
+    }
+    if (n == 0) {  // a last line without '\n' still counts
+      if (!discarding && line.find_first_not_of(" \t\r") != std::string::npos) session->HandleText(line, writer);
+      break;
+    }
+    size_t start = 0;
+    while (start < static_cast<size_t>(n)) {
+      const char* nl = static_cast<const char*>(std::memchr(buf + start, '\n', n - start));
+      size_t end = nl ? static_cast<size_t>(nl - buf) : static_cast<size_t>(n);
+      if (!discarding) {
+        line.append(buf + start, end - start);
+        if (line.size() > limit) {
+          discarding = true;
+          line.clear();
+          line.shrink_to_fit();
+          json error = jsonrpc::MakeError(nullptr, jsonrpc::kInvalidRequest,
+                                          "message too large (limit " + std::to_string(limit) + " bytes)");
+          writer->Finish(&error);
+        }
+      }
+      if (nl == nullptr) break;
+      if (!discarding) {
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        if (line.find_first_not_of(" \t") != std::string::npos) session->HandleText(line, writer);
+      }
+      line.clear();
+      discarding = false;
+      start = end + 1;
+    }
+  }
+  session->Close();
+  return rc;
+}
+
+}  // namespace airlock::mcp

@@ -1,0 +1,97 @@
+#include "mcp/tools/languages.h"
+
+#include <algorithm>
+
+namespace airlock::mcp {
+
+using nlohmann::json;
+
+LanguageCatalog::LanguageCatalog(runtimes::CodeExecutor& executor, const config::Config& config)
+    : executor_(executor), limits_(config.limits), enabled_(config.languages.enabled) {}
+
+std::vector<runtimes::LanguageInfo> LanguageCatalog::Languages() {
+  std::vector<runtimes::LanguageInfo> all = executor_.Languages();
+  std::vector<runtimes::LanguageInfo> out;
+  for (runtimes::LanguageInfo& l : all) {
+    if (enabled_.empty() || std::find(enabled_.begin(), enabled_.end(), l.name) != enabled_.end()) {
+      out.push_back(std::move(l));
+    }
+  }
+  std::sort(out.begin(), out.end(),
+            [](const runtimes::LanguageInfo& a, const runtimes::LanguageInfo& b) { return a.name < b.name; });
+  return out;
+}
+
+json LanguageCatalog::Describe() {
+  json langs = json::array();
+  for (const runtimes::LanguageInfo& l : Languages()) langs.push_back(runtimes::ToJson(l));
+  return {{"languages", std::move(langs)},
+          {"limits",
+           {{"default_timeout_ms", limits_.default_timeout_ms},
+            {"max_timeout_ms", limits_.max_timeout_ms},
+            {"default_memory_mb", limits_.default_memory_mb},
+            {"max_memory_mb", limits_.max_memory_mb},
+            {"max_output_bytes", limits_.max_output_bytes},
+            {"max_files", limits_.max_files},
+            {"max_file_bytes", limits_.max_file_bytes},
+            {"max_total_file_bytes", limits_.max_total_file_bytes}}},
+          {"sandbox", {{"network", false}, {"workdir", "/work"}, {"persistent", false}}}};
+}
+
+json ListLanguagesTool::Definition() {
+  return {{"name", name()},
+          {"title", "List languages"},
+          {"description",
+           "List the languages run_code accepts (with versions, preinstalled libraries and "
+           "default limits) and the server's maximum limits."},
+          {"inputSchema", {{"type", "object"}, {"properties", json::object()}, {"additionalProperties", false}}},
+          {"outputSchema",
+           {{"type", "object"},
+            {"properties",
+             {{"languages", {{"type", "array"}, {"items", {{"type", "object"}}}}},
+              {"limits", {{"type", "object"}}},
+              {"sandbox", {{"type", "object"}}}}},
+            {"required", {"languages", "limits"}}}},
+          {"annotations",
+           {{"title", "List languages"},
+            {"readOnlyHint", true},
+            {"destructiveHint", false},
+            {"idempotentHint", true},
+            {"openWorldHint", false}}}};
+}
+
+StatusOr<json> ListLanguagesTool::Call(const json& arguments, ToolCallContext& ctx) {
+  if (!arguments.is_null() && !arguments.is_object()) {
+    return InvalidArgument("arguments: expected object");
+  }
+  if (arguments.is_object() && !arguments.empty()) {
+    return InvalidArgument("arguments." + arguments.begin().key() + ": unknown property");
+  }
+  json doc = catalog_.Describe();
+  std::string text;
+  for (const json& l : doc["languages"]) {
+    text += "- " + l.value("name", std::string()) + " " + l.value("version", std::string());
+    std::string notes = l.value("notes", std::string());
+    if (!notes.empty()) text += " (" + notes + ")";
+    text += "\n";
+  }
+  if (text.empty()) text = "No languages are available right now.\n";
+  return json{{"content", json::array({{{"type", "text"}, {"text", text + doc.dump()}}})},
+              {"structuredContent", doc}};
+}
+
+json LanguagesResourceEntry() {
+  return {{"uri", kLanguagesResourceUri},
+          {"name", "languages"},
+          {"title", "Languages and limits"},
+          {"description", "Languages run_code accepts, their versions and libraries, and the limits."},
+          {"mimeType", "application/json"}};
+}
+
+json ReadLanguagesResource(LanguageCatalog& catalog) {
+  return {{"contents", json::array({{{"uri", kLanguagesResourceUri},
+                                     {"mimeType", "application/json"},
+                                     {"text", catalog.Describe().dump(2)}}})}};
+}
+
+}  // namespace airlock::mcp

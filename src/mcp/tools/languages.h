@@ -1,0 +1,58 @@
+// Language discovery: the `list_languages` tool and the airlock://languages
+// resource, both returning the same JSON document:
+//   {"languages": [LanguageInfo JSON...],
+//    "limits": {"default_timeout_ms", "max_timeout_ms", "default_memory_mb",
+//               "max_memory_mb", "max_output_bytes", "max_files",
+//               "max_file_bytes", "max_total_file_bytes"},
+//    "sandbox": {"network": false, "workdir": "/work", "persistent": false}}
+#ifndef AIRLOCK_MCP_TOOLS_LANGUAGES_H_
+#define AIRLOCK_MCP_TOOLS_LANGUAGES_H_
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "config/config.h"
+#include "mcp/tools/tool.h"
+#include "runtimes/code_executor.h"
+
+namespace airlock::mcp {
+
+inline constexpr char kLanguagesResourceUri[] = "airlock://languages";
+
+// The languages clients may use: the executor's, restricted to
+// config.languages.enabled when that is non-empty, sorted by name.
+class LanguageCatalog {
+ public:
+  LanguageCatalog(runtimes::CodeExecutor& executor, const config::Config& config);
+
+  std::vector<runtimes::LanguageInfo> Languages();
+  const config::LimitsConfig& limits() const { return limits_; }
+  runtimes::CodeExecutor& executor() { return executor_; }
+  nlohmann::json Describe();
+
+ private:
+  runtimes::CodeExecutor& executor_;
+  const config::LimitsConfig limits_;
+  const std::vector<std::string> enabled_;
+};
+
+class ListLanguagesTool : public Tool {
+ public:
+  explicit ListLanguagesTool(LanguageCatalog& catalog) : catalog_(catalog) {}
+  std::string name() const override { return "list_languages"; }
+  nlohmann::json Definition() override;
+  StatusOr<nlohmann::json> Call(const nlohmann::json& arguments, ToolCallContext& ctx) override;
+
+ private:
+  LanguageCatalog& catalog_;
+};
+
+// The resources/list entry and the resources/read result for the resource.
+nlohmann::json LanguagesResourceEntry();
+nlohmann::json ReadLanguagesResource(LanguageCatalog& catalog);
+
+}  // namespace airlock::mcp
+
+#endif  // AIRLOCK_MCP_TOOLS_LANGUAGES_H_

@@ -1,0 +1,38 @@
+// Validation of run_code arguments into a runtimes::RunRequest.
+//
+// Two kinds of failure:
+//  * InvalidArgument: the arguments have the wrong shape (a missing or
+//    ill-typed field, an unknown property); the message names the field,
+//    e.g. "arguments.language: expected string".
+//  * FailedPrecondition: well-formed but not allowed (unknown language, a
+//    limit above the server's maximum, a bad file name, too many files);
+//    reported to the model as a tool error it can correct.
+#ifndef AIRLOCK_MCP_TOOLS_RUN_CODE_ARGS_H_
+#define AIRLOCK_MCP_TOOLS_RUN_CODE_ARGS_H_
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "base/status.h"
+#include "config/config.h"
+#include "runtimes/run_types.h"
+
+namespace airlock::mcp {
+
+// Limits not given by the caller are resolved here: the language's default
+// (when the executor reports one) capped at the maximum, else the config's
+// default. Values above the maximum are rejected, not clamped.
+StatusOr<runtimes::RunRequest> ParseRunCodeArguments(
+    const nlohmann::json& arguments, const std::vector<runtimes::LanguageInfo>& languages,
+    const config::LimitsConfig& limits);
+
+// A relative path under /work: non-empty, no leading '/', no "." / ".." or
+// empty components, no NUL, each component at most 255 bytes, whole path at
+// most 4096 bytes. Returns an explanation, or "" if valid.
+std::string CheckRelativePath(const std::string& name);
+
+}  // namespace airlock::mcp
+
+#endif  // AIRLOCK_MCP_TOOLS_RUN_CODE_ARGS_H_

@@ -1,0 +1,145 @@
+#include "mcp/tools/run_code_result.h"
+
+#include <cctype>
+#include <cstdio>
+
+#include "base/encoding.h"
+
+namespace airlock::mcp {
+namespace {
+
+using nlohmann::json;
+
+bool IsImageMime(const std::string& mime) {
+  return mime == "image/png" || mime == "image/jpeg" || mime == "image/gif" || mime == "image/webp";
+}
+
+std::string HumanBytes(uint64_t n) {
+  char buf[32];
+  if (n >= (1u << 20)) {
+    std::snprintf(buf, sizeof buf, "%.1f MiB", n / 1048576.0);
+  } else if (n >= 1024) {
+    std::snprintf(buf, sizeof buf, "%.1f KiB", n / 1024.0);
+  } else {
+    std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(n));
+  }
+  return buf;
+}
+
+void AppendSection(std::string* out, const char* title, const std::string& body, bool truncated) {
+  if (body.empty() && !truncated) return;
+  *out += "\n--- ";
+  *out += title;
+  *out += truncated ? " (truncated) ---\n" : " ---\n";
+  *out += SanitizeUtf8(body);
+  if (!body.empty() && body.back() != '\n') *out += "\n";
+}
+
+}  // namespace
+
+std::string WorkFileUri(const std::string& name) {
+  static const char kHex[] = "0123456789ABCDEF";
+  std::string out = "file:///work/";
+  for (unsigned char c : name) {
+    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~' || c == '/') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
+std::string RunResultText(const runtimes::RunResult& r) {
+  std::string out = "status: ";
+  out += runtimes::RunStatusName(r.status);
+  if (r.status == runtimes::RunStatus::kKilledSignal && r.signal != 0) {
+    out += " (signal " + std::to_string(r.signal) + ")";
+  } else if (r.exit_code >= 0) {
+    out += " (exit code " + std::to_string(r.exit_code) + ")";
+  }
+  out += ", " + std::to_string(r.wall_ms) + " ms wall, " + std::to_string(r.cpu_ms) + " ms cpu";
+  if (r.compile_ms) out += ", " + std::to_string(r.compile_ms) + " ms compile";
+  if (r.peak_memory_bytes) out += ", peak memory " + HumanBytes(r.peak_memory_bytes);
+  out += "\n";
+  if (!r.message.empty()) out += SanitizeUtf8(r.message) + "\n";
+  AppendSection(&out, "compile output", r.compile_output, r.compile_output_truncated);
+  AppendSection(&out, "stdout", r.stdout_text, r.stdout_truncated);
+  AppendSection(&out, "stderr", r.stderr_text, r.stderr_truncated);
+  if (!r.files.empty()) {
+    out += "\n--- files ---\n";
+    for (const runtimes::OutputFile& f : r.files) {
+      out += SanitizeUtf8(f.name) + " (" + (f.mime_type.empty() ? "application/octet-stream" : f.mime_type) +
+             ", " + HumanBytes(f.size) + (f.truncated ? ", truncated" : "") + ")\n";
+    }
+  }
+  return out;
+}
+
+json BuildRunCodeResult(const runtimes::RunResult& r) {
+  json content = json::array();
+  content.push_back({{"type", "text"}, {"text", RunResultText(r)}});
+  for (const runtimes::OutputFile& f : r.files) {
+    const std::string mime = f.mime_type.empty() ? "application/octet-stream" : f.mime_type;
+    if (IsImageMime(mime) && !f.truncated) {
+      content.push_back({{"type", "image"}, {"data", Base64Encode(f.content)}, {"mimeType", mime}});
+      continue;
+    }
+    json resource = {{"uri", WorkFileUri(f.name)}, {"mimeType", mime}};
+    if (IsValidUtf8(f.content) && f.content.find('\0') == std::string::npos) {
+      resource["text"] = f.content;
+    } else {
+      resource["blob"] = Base64Encode(f.content);
+    }
+    content.push_back({{"type", "resource"}, {"resource", std::move(resource)}});
+  }
+  json out = {{"content", std::move(content)}, {"structuredContent", runtimes::ToJson(r)}};
+  out["isError"] = !r.ok();
+  return out;
+}
+
+json RunResultOutputSchema() {
+  const json str = {{"type", "string"}};
+  const json boolean = {{"type", "boolean"}};
+  const json count = {{"type", "integer"}, {"minimum", 0}};
+  json file = {
+      {"type", "object"},
+      {"properties",
+       {{"name", str},
+        {"size", count},
+        {"encoding", {{"type", "string"}, {"enum", {"text", "base64"}}}},
+        {"content", str},
+        {"truncated", boolean},
+        {"mime_type", {{"type", {"string", "null"}}}}}},
+      {"required", {"name"}}};
+  return {
+      {"type", "object"},
+      {"properties",
+       {{"status",
+         {{"type", "string"},
+          {"enum", {"ok", "exit_nonzero", "timeout", "memory_limit", "output_limit", "compile_error",
+                    "killed_signal", "internal_error"}},
+          {"description", "ok only when the program ran and exited 0"}}},
+        {"message", {{"type", {"string", "null"}}}},
+        {"error_code", {{"type", {"string", "null"}}}},
+        {"language", str},
+        {"isolation", str},
+        {"exit_code", {{"type", {"integer", "null"}}}},
+        {"signal", {{"type", {"integer", "null"}}}},
+        {"stdout", str},
+        {"stdout_truncated", boolean},
+        {"stderr", str},
+        {"stderr_truncated", boolean},
+        {"compile_output", str},
+        {"compile_output_truncated", boolean},
+        {"wall_ms", count},
+        {"cpu_ms", count},
+        {"compile_ms", count},
+        {"peak_memory_bytes", count},
+        {"files", {{"type", "array"}, {"items", std::move(file)}}}}},
+      {"required", {"status"}}};
+}
+
+}  // namespace airlock::mcp

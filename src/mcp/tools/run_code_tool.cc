@@ -1,0 +1,168 @@
+#include "mcp/tools/run_code_tool.h"
+
+#include <cstdio>
+
+#include "mcp/tools/run_code_args.h"
+#include "mcp/tools/run_code_result.h"
+
+namespace airlock::mcp {
+namespace {
+
+using nlohmann::json;
+using runtimes::RunPhase;
+
+// Progress steps reported for each phase (total kPhaseCount).
+constexpr double kPhaseCount = 5;
+double PhaseStep(RunPhase p) {
+  switch (p) {
+    case RunPhase::kQueued: return 1;
+    case RunPhase::kStarting: return 2;
+    case RunPhase::kCompiling: return 3;
+    case RunPhase::kRunning: return 4;
+    case RunPhase::kDone: return 5;
+  }
+  return 0;
+}
+const char* PhaseMessage(RunPhase p) {
+  switch (p) {
+    case RunPhase::kQueued: return "queued";
+    case RunPhase::kStarting: return "starting";
+    case RunPhase::kCompiling: return "compiling";
+    case RunPhase::kRunning: return "running";
+    case RunPhase::kDone: return "done";
+  }
+  return "";
+}
+
+std::string Seconds(uint64_t ms) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", ms / 1000.0);
+  return buf;
+}
+
+// A tool error that still carries a RunResult, so structuredContent matches
+// the outputSchema.
+json RefusedResult(const std::string& language, const std::string& error_code, const std::string& message) {
+  runtimes::RunResult r;
+  r.status = runtimes::RunStatus::kInternalError;
+  r.error_code = error_code;
+  r.language = language;
+  r.message = message;
+  json out = BuildRunCodeResult(r);
+  out["content"] = json::array({{{"type", "text"}, {"text", message}}});
+  return out;
+}
+
+}  // namespace
+
+json RunCodeTool::InputSchema(const std::vector<runtimes::LanguageInfo>& languages,
+                              const config::LimitsConfig& limits) {
+  json language = {{"type", "string"}, {"description", "Language to run (see list_languages)."}};
+  if (!languages.empty()) {
+    json names = json::array();
+    for (const runtimes::LanguageInfo& l : languages) names.push_back(l.name);
+    language["enum"] = std::move(names);
+  }
+  json file = {{"type", "object"},
+               {"properties",
+                {{"name", {{"type", "string"}, {"description", "Path relative to /work, e.g. data/in.csv"}}},
+                 {"content", {{"type", "string"}}},
+                 {"encoding", {{"type", "string"}, {"enum", {"text", "base64"}}, {"default", "text"}}}}},
+               {"required", {"name", "content"}},
+               {"additionalProperties", false}};
+  return {
+      {"type", "object"},
+      {"properties",
+       {{"language", std::move(language)},
+        {"code", {{"type", "string"}, {"description", "The complete program source."}}},
+        {"stdin", {{"type", "string"}, {"description", "Text fed to standard input."}}},
+        {"args", {{"type", "array"}, {"items", {{"type", "string"}}}, {"description", "Command-line arguments."}}},
+        {"files",
+         {{"type", "array"},
+          {"items", std::move(file)},
+          {"maxItems", limits.max_files},
+          {"description", "Input files written to /work before the run."}}},
+        {"output_files",
+         {{"type", "array"},
+          {"items", {{"type", "string"}}},
+          {"description", "Files to return after the run: names or globs relative to /work, e.g. \"*.png\"."}}},
+        {"timeout_ms",
+         {{"type", "integer"},
+          {"minimum", 1},
+          {"maximum", limits.max_timeout_ms},
+          {"description", "Wall-clock limit in milliseconds."}}},
+        {"memory_mb",
+         {{"type", "integer"},
+          {"minimum", 1},
+          {"maximum", limits.max_memory_mb},
+          {"description", "Memory limit in MiB."}}}}},
+      {"required", {"language", "code"}},
+      {"additionalProperties", false}};
+}
+
+std::string RunCodeTool::Description(const std::vector<runtimes::LanguageInfo>& languages,
+                                     const config::LimitsConfig& limits) {
+  std::string langs;
+  for (const runtimes::LanguageInfo& l : languages) {
+    if (!langs.empty()) langs += "; ";
+    langs += l.name;
+    if (!l.version.empty()) langs += " " + l.version;
+    if (!l.notes.empty()) langs += " (" + l.notes + ")";
+  }
+  if (langs.empty()) langs = "none available right now";
+  return "Run a program in an isolated, throwaway Linux sandbox and get its stdout, stderr, exit "
+         "status and any files it writes. Languages: " + langs +
+         ". No network access and no package installation: only the standard library and the "
+         "libraries listed are available. The working directory is /work: `files` are written "
+         "there first, and `output_files` (names or globs) are returned afterwards; images "
+         "(png, jpeg, gif, webp) come back as images. Nothing persists between calls. Limits: " +
+         Seconds(limits.default_timeout_ms) + " s wall time by default (timeout_ms up to " +
+         std::to_string(limits.max_timeout_ms) + "), " + std::to_string(limits.default_memory_mb) +
+         " MiB memory by default (memory_mb up to " + std::to_string(limits.max_memory_mb) + "), " +
+         std::to_string(limits.max_output_bytes / 1024) + " KiB of stdout/stderr each.";
+}
+
+json RunCodeTool::Definition() {
+  std::vector<runtimes::LanguageInfo> languages = catalog_.Languages();
+  return {{"name", name()},
+          {"title", "Run code"},
+          {"description", Description(languages, catalog_.limits())},
+          {"inputSchema", InputSchema(languages, catalog_.limits())},
+          {"outputSchema", RunResultOutputSchema()},
+          // Runs are isolated and ephemeral: nothing in the caller's
+          // environment changes, nothing persists and there is no network.
+          {"annotations",
+           {{"title", "Run code"},
+            {"readOnlyHint", true},
+            {"destructiveHint", false},
+            {"idempotentHint", false},
+            {"openWorldHint", false}}}};
+}
+
+StatusOr<json> RunCodeTool::Call(const json& arguments, ToolCallContext& ctx) {
+  std::vector<runtimes::LanguageInfo> languages = catalog_.Languages();
+  StatusOr<runtimes::RunRequest> request = ParseRunCodeArguments(arguments, languages, catalog_.limits());
+  if (!request.ok()) {
+    if (request.status().code() == StatusCode::kInvalidArgument) return request.status();
+    const std::string msg = request.status().message();
+    const char* code = msg.rfind("unknown language", 0) == 0 ? "unknown_language" : "invalid_request";
+    std::string lang = arguments.is_object() && arguments.contains("language") && arguments["language"].is_string()
+                           ? arguments["language"].get<std::string>()
+                           : "";
+    return RefusedResult(lang, code, msg);
+  }
+  ctx.Log(LogLevel::kInfo, "run_code: starting " + request->language + " (timeout " +
+                               std::to_string(request->timeout_ms) + " ms, memory " +
+                               std::to_string(request->memory_mb) + " MiB)");
+  runtimes::RunResult result = catalog_.executor().Run(
+      *request, [&ctx](RunPhase p) { ctx.Progress(PhaseStep(p), kPhaseCount, PhaseMessage(p)); },
+      ctx.cancel());
+  ctx.Progress(PhaseStep(RunPhase::kDone), kPhaseCount, PhaseMessage(RunPhase::kDone));
+  ctx.Log(result.ok() ? LogLevel::kInfo : LogLevel::kNotice,
+          "run_code: " + request->language + " finished: " + runtimes::RunStatusName(result.status) +
+              " in " + std::to_string(result.wall_ms) + " ms" +
+              (result.message.empty() ? "" : " (" + result.message + ")"));
+  return BuildRunCodeResult(result);
+}
+
+}  // namespace airlock::mcp
