@@ -11,6 +11,8 @@ DEB_PACKAGES=(
   # libraries
   libseccomp-dev nlohmann-json3-dev libcpp-httplib-dev libcli11-dev libsqlite3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  # the embedded JavaScript engine (code mode, WASM tier)
+  libmozjs-102-dev
   # language runtimes for the native tier
   python3 python3-numpy python3-pandas python3-matplotlib
   nodejs esbuild ruby php-cli bash coreutils
