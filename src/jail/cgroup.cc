@@ -413,7 +413,7 @@ bool Cgroup::IsEmpty() const {
 }
 
 Status Cgroup::KillAll() {
-  if (paths_.empty()) return OkStatus();
+  if (paths_.empty() || IsEmpty()) return OkStatus();  // the common case: the jail is gone already
   const fs::Deadline deadline = Clock::now() + kDrainTimeout;
   std::vector<std::string> procs_files;
   for (const std::string& path : paths_) procs_files.push_back(path + "/cgroup.procs");

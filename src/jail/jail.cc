@@ -202,8 +202,10 @@ void Jail::Kill() {
     } else {
       kill(init_pid_, SIGKILL);
     }
-    if (cgroup_) (void)cgroup_->KillAll();
+    // PID 1 dying takes the whole PID namespace with it; the wait returns
+    // once every process of the jail is gone. The cgroup sweep is a backstop.
     while (waitpid(init_pid_, nullptr, __WALL) < 0 && errno == EINTR) {}
+    if (cgroup_) (void)cgroup_->KillAll();
     reaped_ = true;
   }
   alive_ = false;

@@ -57,6 +57,10 @@ std::string HostCommandFirstLine(const std::vector<std::string>& argv) {
 
 }  // namespace
 
+std::pair<bool, bool> LocalExecutor::PolicyKey(const jail::SeccompOptions& o) {
+  return {o.allow_exec_mappings, o.allow_process_creation};
+}
+
 Status ValidateRequest(const RunRequest& request, const ExecutorLimits& limits,
                        const std::vector<LanguageSpec>& languages) {
   bool known = false;
@@ -107,8 +111,11 @@ StatusOr<std::unique_ptr<LocalExecutor>> LocalExecutor::Create(jail::JailHost& h
   ex->limits_ = limits;
   for (auto& spec : languages) {
     if (!IsInstalled(spec)) continue;
-    AIRLOCK_ASSIGN_OR_RETURN(jail::BpfProgram policy, jail::BuildDefaultPolicy(spec.seccomp));
-    ex->policies_.emplace(spec.name, std::move(policy));
+    const auto key = PolicyKey(spec.seccomp);
+    if (!ex->policies_.count(key)) {
+      AIRLOCK_ASSIGN_OR_RETURN(jail::BpfProgram policy, jail::BuildDefaultPolicy(spec.seccomp));
+      ex->policies_.emplace(key, std::move(policy));
+    }
     ex->languages_.push_back(std::move(spec));
   }
   return ex;
@@ -173,7 +180,7 @@ RunResult LocalExecutor::RunInJail(const LanguageSpec& spec, const RunRequest& r
 
   jail::ExecRequest base;
   base.env = env;
-  base.seccomp = &policies_.at(spec.name);
+  base.seccomp = &policies_.at(PolicyKey(spec.seccomp));
   base.limits.max_stdout_bytes = limits_.max_output_bytes;
   base.limits.max_stderr_bytes = limits_.max_output_bytes;
   base.limits.max_file_bytes = limits_.workdir_bytes;

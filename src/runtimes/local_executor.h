@@ -46,13 +46,15 @@ class LocalExecutor : public CodeExecutor {
 
  private:
   LocalExecutor() = default;
+  static std::pair<bool, bool> PolicyKey(const jail::SeccompOptions& o);
   RunResult RunInJail(const LanguageSpec& spec, const RunRequest& request, const ProgressFn& progress,
                       CancelToken& cancel);
 
   jail::JailHost* host_ = nullptr;
   ExecutorLimits limits_;
   std::vector<LanguageSpec> languages_;  // installed ones only
-  std::map<std::string, jail::BpfProgram> policies_;  // by language name
+  // Compiled once per distinct set of seccomp options; languages share them.
+  std::map<std::pair<bool, bool>, jail::BpfProgram> policies_;
   std::mutex versions_mu_;
   std::map<std::string, std::string> versions_;
 };

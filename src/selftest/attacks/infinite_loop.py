@@ -1,0 +1,3 @@
+# Enforced: spin forever; the deadline must end the run.
+while True:
+    pass

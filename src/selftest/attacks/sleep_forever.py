@@ -1,0 +1,4 @@
+# Enforced: sleep far past the deadline.
+import time
+
+time.sleep(1000)

@@ -1,0 +1,2 @@
+# Enforced: sleep far past the deadline.
+sleep 1000

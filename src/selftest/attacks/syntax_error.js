@@ -1,0 +1,2 @@
+// Allowed: a syntax error comes back as a result with the message.
+function broken( {
