@@ -1,5 +1,8 @@
 #include "jail/cgroup.h"
 
+#include <cctype>
+#include <cstdio>
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -109,14 +112,24 @@ void ListTree(const std::string& dir, std::set<pid_t>* pids) {
   for (const std::string& child : children) ListTree(child, pids);
 }
 
-// The pid in "airlock-<pid>" or "airlock-<pid>-supervisor", or 0.
+// The pid in "airlock-<pid>", "airlock-<pid>-supervisor" or
+// "airlock-<pid>-<hex instance>", or 0.
 pid_t OwnerOf(const std::string& name) {
   constexpr std::string_view kPrefix = "airlock-";
   if (name.compare(0, kPrefix.size(), kPrefix) != 0) return 0;
-  std::string rest = name.substr(kPrefix.size());
-  if (rest.size() > 11 && rest.compare(rest.size() - 11, 11, "-supervisor") == 0) rest.resize(rest.size() - 11);
-  if (rest.empty() || rest.size() > 9 || !std::all_of(rest.begin(), rest.end(), [](char c) { return c >= '0' && c <= '9'; })) return 0;
-  return static_cast<pid_t>(std::stol(rest));
+  const std::string rest = name.substr(kPrefix.size());
+  const size_t dash = rest.find('-');
+  const std::string digits = rest.substr(0, dash);
+  if (digits.empty() || digits.size() > 9 ||
+      !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return 0;
+  if (dash != std::string::npos) {
+    const std::string tail = rest.substr(dash + 1);
+    const bool hex = !tail.empty() && tail.size() <= 16 &&
+                     std::all_of(tail.begin(), tail.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
+    if (tail != "supervisor" && !hex) return 0;
+  }
+  return static_cast<pid_t>(std::stol(digits));
 }
 
 // Removes the trees a supervisor that died without cleaning up left in
@@ -245,7 +258,11 @@ Status CgroupManager::InitV2(const std::string& own_dir, const std::vector<std::
 
 Status CgroupManager::InitV1(const std::string& memory_dir, const std::string& pids_dir, const std::string& cpu_dir,
                              const std::string& cpuacct_dir, const std::string& freezer_dir) {
-  const std::string name = "airlock-" + std::to_string(::getpid());
+  // One directory per manager (pid + instance), so two managers in one
+  // process (tests) never remove each other's parent.
+  char instance[20];
+  std::snprintf(instance, sizeof instance, "%zx", reinterpret_cast<uintptr_t>(this) & 0xffffffffu);
+  const std::string name = "airlock-" + std::to_string(::getpid()) + "-" + instance;
   // Returns the parent made under `dir` ("" if `dir` is empty or, for an
   // optional hierarchy, cannot be used).
   auto make = [&](const std::string& dir, bool required, std::string* parent) -> Status {

@@ -47,8 +47,11 @@ int JailChildMain(void* raw) {
     n = read(args->channel_fd, &go, 1);
   } while (n < 0 && errno == EINTR);
   if (n != 1 || go != 'G') _exit(1);
-  if (args->privileged && setgroups(0, nullptr) != 0) _exit(2);
-  if (setresgid(0, 0, 0) != 0 || setresuid(0, 0, 0) != 0) _exit(3);
+  // Raw syscalls, not glibc's wrappers: in a process that ever had threads
+  // those broadcast the change to every thread of the parent (which this
+  // clone does not have) and would wait forever.
+  if (args->privileged && syscall(SYS_setgroups, 0, nullptr) != 0) _exit(2);
+  if (syscall(SYS_setresgid, 0, 0, 0) != 0 || syscall(SYS_setresuid, 0, 0, 0) != 0) _exit(3);
   // After the credential change (which clears it): die with the supervisor.
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   int null_fd = open("/dev/null", O_RDWR);
@@ -252,7 +255,9 @@ ExecResult Jail::Exec(const ExecRequest& request, CancelToken* cancel) {
               {"max_open_files", lim.max_open_files},
               {"max_stack_bytes", lim.max_stack_bytes},
               {"seccomp_b64", Base64Encode(bpf)}};
-  Status sent = SendMessage(channel_.get(), msg, {in->get(), out_w.get(), err_w.get()});
+  std::vector<int> fds = {in->get(), out_w.get(), err_w.get()};
+  if (request.bridge_fd >= 0) fds.push_back(request.bridge_fd);
+  Status sent = SendMessage(channel_.get(), msg, fds);
   out_w.Reset();
   err_w.Reset();
   in->Reset();

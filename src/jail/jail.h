@@ -74,6 +74,9 @@ struct ExecRequest {
   uint32_t max_output_files = 32;
   Limits limits;
   const BpfProgram* seccomp = nullptr;  // required; owned by the caller
+  // Optional extra channel (e.g. one end of a socketpair) that the program
+  // gets as fd 3; the caller keeps ownership of its own end.
+  int bridge_fd = -1;
 };
 
 struct CollectedFile {

@@ -25,9 +25,11 @@ namespace {
 class ContainmentEnv {
  public:
   static ContainmentEnv& Get() {
-    static ContainmentEnv* env = new ContainmentEnv();
-    return *env;
+    if (instance() == nullptr) instance().reset(new ContainmentEnv());
+    return *instance();
   }
+  // Removes the planted secret and destroys the jail host (end of the run).
+  static void Destroy() { instance().reset(); }
   runtimes::LocalExecutor* executor() { return executor_.get(); }
   HostBait* bait() { return bait_.get(); }
   const std::string& error() const { return error_; }
@@ -56,11 +58,22 @@ class ContainmentEnv {
     }
     executor_ = std::move(executor).value();
   }
+  static std::unique_ptr<ContainmentEnv>& instance() {
+    static std::unique_ptr<ContainmentEnv> env;
+    return env;
+  }
+  // Destruction order: executor, host, then the bait.
   std::unique_ptr<HostBait> bait_;
   std::unique_ptr<jail::JailHost> host_;
   std::unique_ptr<runtimes::LocalExecutor> executor_;
   std::string error_;
 };
+
+class ContainmentCleanup : public ::testing::Environment {
+ public:
+  void TearDown() override { ContainmentEnv::Destroy(); }
+};
+::testing::Environment* const kContainmentCleanup = ::testing::AddGlobalTestEnvironment(new ContainmentCleanup);
 
 class ContainmentCaseTest : public ::testing::TestWithParam<SelftestCase> {};
 

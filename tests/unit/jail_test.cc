@@ -2,6 +2,8 @@
 #include "jail/jail.h"
 
 #include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "jail/host.h"
 
@@ -79,6 +81,32 @@ TEST_F(JailTest, OutputFloodIsCapped) {
   EXPECT_EQ(r.outcome, ExecResult::Outcome::kOutputLimit);
   EXPECT_TRUE(r.stdout_truncated);
   EXPECT_EQ(r.stdout_data.size(), 10000u);
+}
+
+TEST_F(JailTest, BridgeFdIsFd3AndNothingElseLeaks) {
+  int sv[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+  UniqueFd ours(sv[0]), theirs(sv[1]);
+  auto jail = Jail::Create(*host_, {});
+  ASSERT_TRUE(jail.ok()) << jail.status().ToString();
+  ExecRequest req;
+  req.argv = {"/bin/sh", "-c", "echo ping >&3; ls /proc/self/fd | sort -n | tr '\\n' ' '"};
+  req.env = {"PATH=/usr/bin:/bin"};
+  req.seccomp = policy_;
+  req.bridge_fd = theirs.get();
+  ExecResult r = (*jail)->Exec(req, nullptr);
+  theirs.Reset();
+  EXPECT_EQ(r.outcome, ExecResult::Outcome::kExited) << r.error << r.stderr_data;
+  char buf[16] = {};
+  EXPECT_EQ(read(ours.get(), buf, sizeof buf - 1), 5);
+  EXPECT_STREQ(buf, "ping\n");
+  // 0-2, the bridge, and the fd `ls` opened for /proc/self/fd: nothing else.
+  EXPECT_EQ(r.stdout_data, "0 1 2 3 4 ");
+}
+
+TEST_F(JailTest, OnlyStdioWithoutBridge) {
+  ExecResult r = Run({"/bin/sh", "-c", "ls /proc/self/fd | sort -n | tr '\\n' ' '"});
+  EXPECT_EQ(r.stdout_data, "0 1 2 3 ");
 }
 
 TEST_F(JailTest, ExecFailureIsReported) {

@@ -62,8 +62,8 @@ Status Setup(const json& msg, FsSetup* fs) {
 json Exec(ChannelMessage& msg, const FsSetup& fs) {
   const json& m = msg.body;
   json reply = {{"type", "exited"}};
-  if (msg.fds.size() != 3) {
-    reply["exec_error"] = "exec message needs stdin, stdout and stderr fds";
+  if (msg.fds.size() != 3 && msg.fds.size() != 4) {
+    reply["exec_error"] = "exec message needs stdin, stdout, stderr (and optionally bridge) fds";
     return reply;
   }
   std::vector<FileEntry> inputs;
@@ -102,6 +102,7 @@ json Exec(ChannelMessage& msg, const FsSetup& fs) {
   spec.stdin_fd = msg.fds[0].get();
   spec.stdout_fd = msg.fds[1].get();
   spec.stderr_fd = msg.fds[2].get();
+  if (msg.fds.size() == 4) spec.bridge_fd = msg.fds[3].get();
 
   ProgramExit exit = RunProgram(spec);
   // Our copies of the pipes must close so the supervisor sees EOF.

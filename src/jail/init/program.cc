@@ -52,13 +52,19 @@ void DropAllCapabilities() {
     if (high[i] < 0) Fail(err_fd, "dup stdio");
   }
   int err_high = fcntl(err_fd, F_DUPFD_CLOEXEC, 20);
+  int bridge_high = spec.bridge_fd >= 0 ? fcntl(spec.bridge_fd, F_DUPFD, 20) : -1;
+  if (spec.bridge_fd >= 0 && bridge_high < 0) Fail(err_high, "dup bridge");
   for (int i = 0; i < 3; ++i) {
     if (dup2(high[i], i) < 0) Fail(err_high, "dup2 stdio");
   }
-  if (dup2(err_high, 3) < 0) Fail(err_high, "dup2 error pipe");
-  err_fd = 3;
+  // fd 3 is the bridge when there is one (inherited by exec); the error
+  // pipe sits above it and closes on exec.
+  const int err_target = bridge_high >= 0 ? 4 : 3;
+  if (bridge_high >= 0 && dup2(bridge_high, 3) < 0) Fail(err_high, "dup2 bridge");
+  if (dup2(err_high, err_target) < 0) Fail(err_high, "dup2 error pipe");
+  err_fd = err_target;
   fcntl(err_fd, F_SETFD, FD_CLOEXEC);
-  syscall(SYS_close_range, 4, ~0U, 0);
+  syscall(SYS_close_range, err_target + 1, ~0U, 0);
 
   // A nested user namespace in which the program is an ordinary user with
   // no capabilities over anything the jail owns.

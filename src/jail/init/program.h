@@ -32,6 +32,7 @@ struct ProgramSpec {
   int stdin_fd = -1;
   int stdout_fd = -1;
   int stderr_fd = -1;
+  int bridge_fd = -1;  // becomes fd 3 of the program when >= 0
 };
 
 struct ProgramExit {
