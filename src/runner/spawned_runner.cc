@@ -146,6 +146,11 @@ StatusOr<SpawnedRunner> SpawnRunnerProcess(const std::string& executable,
       _exit(126);
     }
     if (fcntl(child_end.get(), F_SETFD, 0) != 0) _exit(126);  // the one inherited fd
+    // Close whatever else we may have inherited without CLOEXEC from our own
+    // parent (a CI harness, a shell): the runner gets stdio and the channel.
+    const unsigned keep = static_cast<unsigned>(child_end.get());
+    if (keep > 3) syscall(SYS_close_range, 3u, keep - 1, 0u);
+    syscall(SYS_close_range, keep + 1, ~0u, 0u);
     execve(executable.c_str(), argv.data(), envp);
     _exit(127);
   }
