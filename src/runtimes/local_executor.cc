@@ -25,15 +25,17 @@ std::string HostCommandFirstLine(const std::vector<std::string>& argv) {
   if (argv.empty()) return "";
   int p[2];
   if (pipe2(p, O_CLOEXEC) != 0) return "";
+  // Everything the child needs is built before fork: the runner is
+  // multi-threaded, so the child may only make async-signal-safe calls.
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  char* envp[] = {const_cast<char*>("PATH=/usr/bin:/bin"), nullptr};
   pid_t pid = fork();
   if (pid == 0) {
     dup2(p[1], 1);
     int null_fd = open("/dev/null", O_WRONLY);
     dup2(null_fd, 2);
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    char* envp[] = {const_cast<char*>("PATH=/usr/bin:/bin"), nullptr};
     execve(args[0], args.data(), envp);
     _exit(127);
   }
