@@ -1,8 +1,23 @@
 #include "cli/executor_factory.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 
 namespace airlock::cli {
+namespace {
+
+// `name` in the directory of the running executable, or "" if absent.
+std::string SiblingBinary(const std::string& name) {
+  char self[4096];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) return "";
+  std::string path(self, static_cast<size_t>(n));
+  path = path.substr(0, path.rfind('/') + 1) + name;
+  return access(path.c_str(), X_OK) == 0 ? path : "";
+}
+
+}  // namespace
 
 StatusOr<config::Config> LoadConfigOrDefault(const std::string& config_path) {
   if (config_path.empty()) return config::DefaultConfig();
@@ -30,6 +45,10 @@ StatusOr<LocalRuntime> MakeLocalRuntime(const config::Config& config, bool allow
     if (!enabled.empty() && std::find(enabled.begin(), enabled.end(), spec.name) == enabled.end()) continue;
     spec.default_timeout_ms = std::min(l.default_timeout_ms, l.max_timeout_ms);
     spec.default_memory_mb = std::min(std::max(spec.default_memory_mb, l.default_memory_mb), l.max_memory_mb);
+    languages.push_back(std::move(spec));
+  }
+  // Code mode: airlock-js is installed next to this binary.
+  for (runtimes::LanguageSpec spec : runtimes::CodeModeLanguages(SiblingBinary("airlock-js"))) {
     languages.push_back(std::move(spec));
   }
   AIRLOCK_ASSIGN_OR_RETURN(rt.executor, runtimes::LocalExecutor::Create(*rt.host, limits, std::move(languages)));

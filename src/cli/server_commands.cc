@@ -4,9 +4,12 @@
 #include <unistd.h>
 
 #include <iostream>
+#include <thread>
 
 #include "cli/commands.h"
 #include "cli/executor_factory.h"
+#include "codemode/settings.h"
+#include "gateway/gateway.h"
 #include "mcp/http_transport.h"
 #include "mcp/server.h"
 #include "mcp/stdio_transport.h"
@@ -24,6 +27,18 @@ int ServeCommand(const ServeOptions& options) {
   }
   if (!options.http.empty()) cfg->server.http.listen = options.http;
   if (!options.token_file.empty()) cfg->server.http.token_file = options.token_file;
+  StatusOr<codemode::Settings> code_mode = codemode::SettingsFromJson(cfg->code_mode);
+  if (!code_mode.ok()) {
+    std::cerr << "airlock: config: " << code_mode.status().message() << "\n";
+    return 2;
+  }
+  // Code mode's connectors: airlock holds their sessions and secrets; no
+  // jail ever sees them.
+  StatusOr<std::unique_ptr<gateway::Gateway>> gw = gateway::Gateway::Create(cfg->mcp_servers);
+  if (!gw.ok()) {
+    std::cerr << "airlock: config: " << gw.status().message() << "\n";
+    return 2;
+  }
 
   // The runner gets the same configuration; it builds the jails.
   std::vector<std::string> runner_args;
@@ -47,7 +62,25 @@ int ServeCommand(const ServeOptions& options) {
     std::cerr << "airlock: warning: the code runner is not available (" << st.message()
               << "); runs will fail with runner_unavailable until it starts\n";
   }
-  mcp::McpServer server(*cfg, client);
+  // Connect in the background: a slow downstream server must not delay the
+  // MCP handshake; calls to a connector that is not up yet connect it.
+  CancelToken stop_connecting;
+  std::thread connect([g = gw->get(), &stop_connecting] {
+    for (const auto& [name, st] : g->ConnectAll(std::chrono::seconds(30), &stop_connecting)) {
+      if (!st.ok() && !stop_connecting.cancelled()) {
+        std::cerr << "airlock: connector " << name << ": " << st.message() << " (will retry on use)\n";
+      }
+    }
+  });
+  struct JoinGuard {
+    std::thread& t;
+    CancelToken& cancel;
+    ~JoinGuard() {
+      cancel.Cancel();
+      t.join();
+    }
+  } join_connect{connect, stop_connecting};
+  mcp::McpServer server(*cfg, client, gw->get());
 
   if (options.http.empty()) return mcp::ServeStdio(server, 0, 1);
 

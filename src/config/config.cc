@@ -161,13 +161,13 @@ StatusOr<Config> ConfigFromJson(const json& j) {
   Config c = DefaultConfig();
   ObjectReader root(j, "config");
   AIRLOCK_RETURN_IF_ERROR(root.Check({"$schema", "server", "limits", "languages", "mcpServers",
-                                      "endpoints", "roles"}));
+                                      "endpoints", "roles", "codeMode"}));
   AIRLOCK_RETURN_IF_ERROR(ReadServer(root.Child("server"), &c.server));
   AIRLOCK_RETURN_IF_ERROR(ReadLimits(root.Child("limits"), &c.limits));
   ObjectReader langs = root.Child("languages");
   AIRLOCK_RETURN_IF_ERROR(langs.Check({"enabled"}));
   AIRLOCK_RETURN_IF_ERROR(langs.StrList("enabled", &c.languages.enabled));
-  for (const char* key : {"mcpServers", "endpoints", "roles"}) {
+  for (const char* key : {"mcpServers", "endpoints", "roles", "codeMode"}) {
     if (root.Has(key) && !root.Get(key).is_object() && !root.Get(key).is_null()) {
       return InvalidArgument(root.PathOf(key) + ": expected an object");
     }
@@ -175,6 +175,7 @@ StatusOr<Config> ConfigFromJson(const json& j) {
   if (root.Has("mcpServers")) c.mcp_servers = root.Get("mcpServers");
   if (root.Has("endpoints")) c.endpoints = root.Get("endpoints");
   if (root.Has("roles")) c.roles = root.Get("roles");
+  if (root.Has("codeMode")) c.code_mode = root.Get("codeMode");
   return c;
 }
 
@@ -230,6 +231,7 @@ json ConfigToJson(const Config& c) {
   if (!c.mcp_servers.is_null()) out["mcpServers"] = c.mcp_servers;
   if (!c.endpoints.is_null()) out["endpoints"] = c.endpoints;
   if (!c.roles.is_null()) out["roles"] = c.roles;
+  if (!c.code_mode.is_null()) out["codeMode"] = c.code_mode;
   return out;
 }
 
@@ -263,7 +265,12 @@ json ConfigSchemaDoc() {
       {"limits.max_file_bytes", "integer", "Largest single input or output file."},
       {"limits.max_total_file_bytes", "integer", "Largest sum of input file sizes per call."},
       {"languages.enabled", "string[]", "Languages offered to clients; empty = all installed."},
-      {"mcpServers", "object", "Reserved for downstream MCP servers (later); stored verbatim."},
+      {"mcpServers", "object",
+       "Downstream MCP servers (code mode's connectors): \"name\": {\"command\",\"args\",\"env\"} for stdio or "
+       "{\"url\",\"headers\"} for Streamable HTTP, plus airlock's own keys (see docs/codemode.md)."},
+      {"codeMode", "object",
+       "Code mode: {\"enabled\": true, \"limits\": {wall_ms, max_calls, max_concurrent, max_args_bytes, "
+       "max_result_bytes, max_console_bytes, memory_mb}} (see docs/codemode.md)."},
       {"endpoints", "object", "Reserved (later); stored verbatim."},
       {"roles", "object", "Reserved (later); stored verbatim."},
   };

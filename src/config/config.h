@@ -68,6 +68,9 @@ struct Config {
   nlohmann::json mcp_servers;  // "mcpServers"
   nlohmann::json endpoints;    // "endpoints"
   nlohmann::json roles;        // "roles"
+  // "codeMode": {"enabled": true, "limits": {codemode::Limits fields}};
+  // validated where it is used (codemode::LimitsFromJson). Null: defaults.
+  nlohmann::json code_mode;
 
   // max_concurrent_runs with 0 resolved to the number of online cores.
   int ResolvedMaxConcurrentRuns() const;

@@ -105,14 +105,14 @@ void Gateway::Warn(const std::string& line) {
   }
 }
 
-std::map<std::string, Status> Gateway::ConnectAll(std::chrono::milliseconds timeout) {
+std::map<std::string, Status> Gateway::ConnectAll(std::chrono::milliseconds timeout, CancelToken* cancel) {
   std::map<std::string, Status> out;
   std::vector<std::thread> threads;
   std::mutex mu;
   for (auto& [name, connector] : connectors_) {
     Connector* c = connector.get();
     threads.emplace_back([&, c] {
-      Status st = c->Connect(nullptr, timeout);
+      Status st = c->Connect(cancel, timeout);
       std::lock_guard<std::mutex> lock(mu);
       out[c->name()] = st;
     });

@@ -138,7 +138,8 @@ class Gateway {
 
   // Connects every connector in parallel; returns each one's status (a
   // failed one is retried, with backoff, on later use).
-  std::map<std::string, Status> ConnectAll(std::chrono::milliseconds timeout);
+  // `cancel` (optional) abandons the attempts early.
+  std::map<std::string, Status> ConnectAll(std::chrono::milliseconds timeout, CancelToken* cancel = nullptr);
 
   // Every visible tool, sorted by name. Connectors that are down contribute
   // their last known list (or nothing).

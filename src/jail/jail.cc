@@ -174,10 +174,18 @@ StatusOr<std::unique_ptr<Jail>> Jail::Create(JailHost& host, const JailConfig& c
   std::vector<std::string> ro = BaseReadOnlyPaths();
   json required = json::array(), optional = json::array();
   for (const auto& p : ro) optional.push_back(p);
-  for (const auto& b : config.binds) (b.optional ? optional : required).push_back(b.path);
+  json mapped = json::array();
+  for (const auto& b : config.binds) {
+    if (!b.target.empty()) {
+      mapped.push_back({b.path, b.target});
+    } else {
+      (b.optional ? optional : required).push_back(b.path);
+    }
+  }
   json setup = {{"type", "setup"},
                 {"ro_paths", required},
                 {"optional_paths", optional},
+                {"mapped_paths", mapped},
                 {"work_bytes", config.limits.workdir_bytes},
                 {"work_inodes", config.limits.workdir_inodes},
                 {"hostname", config.hostname},
@@ -311,7 +319,7 @@ ExecResult Jail::Supervise(const ExecRequest& request, CancelToken* cancel, Uniq
         sink.append(buf, std::min<uint64_t>(room, static_cast<uint64_t>(n)));
         if (static_cast<uint64_t>(n) > room) {
           truncated = true;
-          return true;
+          if (lim.kill_on_output_limit) return true;
         }
         continue;
       }
@@ -342,13 +350,13 @@ ExecResult Jail::Supervise(const ExecRequest& request, CancelToken* cancel, Uniq
       switch (events[i].data.u64) {
         case kOut:
           out_open = drain(out_r, result.stdout_data, lim.max_stdout_bytes, result.stdout_truncated);
-          if (result.stdout_truncated)
+          if (result.stdout_truncated && lim.kill_on_output_limit)
             end_run(ExecResult::Outcome::kOutputLimit,
                     "stdout exceeded the limit of " + std::to_string(lim.max_stdout_bytes) + " bytes");
           break;
         case kErr:
           err_open = drain(err_r, result.stderr_data, lim.max_stderr_bytes, result.stderr_truncated);
-          if (result.stderr_truncated)
+          if (result.stderr_truncated && lim.kill_on_output_limit)
             end_run(ExecResult::Outcome::kOutputLimit,
                     "stderr exceeded the limit of " + std::to_string(lim.max_stderr_bytes) + " bytes");
           break;

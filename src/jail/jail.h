@@ -47,8 +47,10 @@ class JailHost;
 // A host path made visible read-only at the same path inside the jail.
 // Missing optional paths are skipped; a missing required path is an error.
 struct BindMount {
-  std::string path;
+  std::string path;    // absolute host path, bound read-only
   bool optional = true;
+  std::string target;  // where it appears in the jail; empty: at `path`.
+                       // Must lie outside the base set (e.g. under /opt).
 };
 
 struct JailConfig {

@@ -15,6 +15,9 @@ struct Limits {
   uint32_t max_open_files = 256;          // RLIMIT_NOFILE
   uint64_t max_stdout_bytes = 1ull << 20; // past this the run is killed: output_limit
   uint64_t max_stderr_bytes = 1ull << 20;
+  // false: output past the caps is read and discarded (the *_truncated flags
+  // say so) and the program keeps running.
+  bool kill_on_output_limit = true;
   uint32_t max_stack_bytes = 8u << 20;    // RLIMIT_STACK
 };
 

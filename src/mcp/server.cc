@@ -1,6 +1,9 @@
 #include "mcp/server.h"
 
 #include "mcp/json_rpc.h"
+#include "codemode/settings.h"
+#include "mcp/tools/catalog_tools.h"
+#include "mcp/tools/execute_tool.h"
 #include "mcp/tools/run_code_tool.h"
 
 namespace airlock::mcp {
@@ -15,10 +18,22 @@ size_t PoolSize(const config::Config& c) {
 
 }  // namespace
 
-McpServer::McpServer(const config::Config& config, runtimes::CodeExecutor& executor)
+McpServer::McpServer(const config::Config& config, runtimes::CodeExecutor& executor, gateway::Gateway* gateway)
     : config_(config), catalog_(executor, config_), pool_(PoolSize(config_)) {
   tools_.push_back(std::make_unique<RunCodeTool>(catalog_));
   tools_.push_back(std::make_unique<ListLanguagesTool>(catalog_));
+  // Code mode is offered when there is something to call: at least one
+  // connector configured (mcpServers) and codeMode.enabled not false.
+  if (gateway != nullptr && !gateway->connector_names().empty()) {
+    // The caller validated the section (serve refuses a bad config).
+    StatusOr<codemode::Settings> settings = codemode::SettingsFromJson(config_.code_mode);
+    if (settings.ok() && settings->enabled) {
+      code_mode_ = true;
+      tools_.push_back(std::make_unique<ExecuteTool>(*gateway, executor, settings->limits, 1u << 20));
+      tools_.push_back(std::make_unique<SearchToolsTool>(*gateway));
+      tools_.push_back(std::make_unique<DescribeToolTool>(*gateway));
+    }
+  }
 }
 
 McpServer::~McpServer() = default;
@@ -70,7 +85,11 @@ std::string McpServer::Instructions() {
          (langs.empty() ? std::string() : " in " + langs) +
          " and get stdout, stderr, exit status and produced files (images are returned as "
          "images). Use list_languages or the airlock://languages resource for versions, "
-         "preinstalled libraries and limits.";
+         "preinstalled libraries and limits." +
+         (code_mode_ ? std::string(" To use the tools of the MCP servers airlock is connected to, find them with "
+                                   "search_tools, read their schema with describe_tool, and call them from a short "
+                                   "JavaScript or Python program with execute (many calls in one step).")
+                     : std::string());
 }
 
 }  // namespace airlock::mcp

@@ -5,7 +5,8 @@
 //   return mcp::ServeStdio(server, STDIN_FILENO, STDOUT_FILENO);   // or:
 //   mcp::HttpTransport http(server, mcp::HttpOptionsFromConfig(config, token));
 //
-// McpServer owns the tools (run_code, list_languages), the airlock://languages
+// McpServer owns the tools (run_code, list_languages, and in code mode
+// execute, search_tools, describe_tool), the airlock://languages
 // resource, and the worker pool that runs tools/call requests. Sessions are
 // created by transports; the server must outlive them.
 #ifndef AIRLOCK_MCP_SERVER_H_
@@ -19,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/config.h"
+#include "gateway/gateway.h"
 #include "mcp/log_level.h"
 #include "mcp/reply_channel.h"
 #include "mcp/session.h"
@@ -34,7 +36,12 @@ class McpServer {
   // `executor` must outlive the server. Tool calls beyond
   // max_concurrent_runs + max_queued_runs (+ a small margin) in flight at
   // once are refused with a "busy" tool error before reaching the executor.
-  McpServer(const config::Config& config, runtimes::CodeExecutor& executor);
+  //
+  // With a `gateway` that has connectors (and code mode enabled in the
+  // config) the server also
+  // offers code mode: execute, search_tools and describe_tool. The gateway
+  // must outlive the server.
+  McpServer(const config::Config& config, runtimes::CodeExecutor& executor, gateway::Gateway* gateway = nullptr);
   ~McpServer();
   McpServer(const McpServer&) = delete;
   McpServer& operator=(const McpServer&) = delete;
@@ -60,6 +67,7 @@ class McpServer {
   std::vector<std::shared_ptr<Session>> LiveSessions();
 
   const config::Config config_;
+  bool code_mode_ = false;
   LanguageCatalog catalog_;
   std::vector<std::unique_ptr<Tool>> tools_;
   std::mutex mu_;

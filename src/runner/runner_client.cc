@@ -65,6 +65,12 @@ struct RunnerClient::Pending {
   std::optional<Json> reply;            // "result", "languages" or "pong" frame
   std::optional<std::string> failure;   // the runner went away
 
+  // Code mode: the run's bridge handler, called by the read loop. Cleared
+  // (under bridge_mu) before Run() returns, so the handler is never used
+  // after its owner is done with the run.
+  std::mutex bridge_mu;
+  runtimes::BridgeHandler* bridge = nullptr;
+
   void Signal() { SignalEventFd(wake.get()); }
 
   // Blocks until signalled, `cancel_fd` is readable or `timeout_ms` passes.
@@ -264,6 +270,10 @@ void RunnerClient::ReadLoop(const std::shared_ptr<Connection>& conn) {
     }
     const std::string type = type_it->get<std::string>();
     const uint64_t id = id_it->get<uint64_t>();
+    if (type == "bridge" || type == "bridge_error") {
+      RelayBridgeFrame(conn, id, type, m);
+      continue;
+    }
     std::lock_guard<std::mutex> lock(mu_);
     auto it = pending_.find(id);
     if (it == pending_.end()) continue;  // e.g. answered after its caller gave up
@@ -280,6 +290,31 @@ void RunnerClient::ReadLoop(const std::shared_ptr<Connection>& conn) {
     }
     p.Signal();
   }
+}
+
+void RunnerClient::RelayBridgeFrame(const std::shared_ptr<Connection>& conn, uint64_t id, const std::string& type,
+                                    const Json& message) {
+  std::shared_ptr<Pending> p;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = pending_.find(id);
+    if (it == pending_.end()) return;
+    p = it->second;
+  }
+  std::lock_guard<std::mutex> lock(p->bridge_mu);
+  if (p->bridge == nullptr) return;
+  if (type == "bridge_error") {
+    p->bridge->OnBridgeError(message.value("message", std::string("the bridge failed")));
+    return;
+  }
+  auto frame = message.find("frame");
+  if (frame == message.end() || !frame->is_string()) return;
+  std::weak_ptr<Connection> weak = conn;
+  // The handler answers from its own threads; replies for a run that is over
+  // are dropped by the runner.
+  p->bridge->OnFrame(frame->get<std::string>(), [weak, id](std::string reply) {
+    if (auto c = weak.lock()) c->Write({{"type", "bridge_reply"}, {"id", id}, {"frame", std::move(reply)}});
+  });
 }
 
 void RunnerClient::FailPending(uint64_t generation, const std::string& message) {
@@ -346,8 +381,8 @@ void RunnerClient::ReleaseSlot() {
   }
 }
 
-RunResult RunnerClient::Run(const runtimes::RunRequest& request,
-                            const runtimes::ProgressFn& progress, CancelToken& cancel) {
+RunResult RunnerClient::Run(const runtimes::RunRequest& request, const runtimes::ProgressFn& progress,
+                            CancelToken& cancel, runtimes::BridgeHandler* bridge) {
   const std::string& language = request.language;
   auto report = [&](RunPhase phase) {
     if (progress) progress(phase);
@@ -361,8 +396,19 @@ RunResult RunnerClient::Run(const runtimes::RunRequest& request,
     return r;
   };
 
+  if (request.code_mode && bridge == nullptr) {
+    return InternalErrorResult(language, "invalid_request", "a code-mode run needs a bridge");
+  }
   // 1. Admission: a slot, a place in the queue, or "busy".
   auto p = std::make_shared<Pending>();
+  p->bridge = request.code_mode ? bridge : nullptr;
+  struct BridgeGuard {
+    Pending* p;
+    ~BridgeGuard() {
+      std::lock_guard<std::mutex> lock(p->bridge_mu);
+      p->bridge = nullptr;
+    }
+  } bridge_guard{p.get()};
   bool admitted = false;
   {
     std::lock_guard<std::mutex> lock(mu_);

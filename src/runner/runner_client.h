@@ -13,6 +13,8 @@
 //    internal_error with error_code "cancelled";
 //  - when the runner dies, fails every in-flight run at once with error_code
 //    "runner_unavailable", then restarts it with exponential backoff;
+//  - relays a code-mode run's bridge frames to its BridgeHandler (on the
+//    read-loop thread; handlers must not block) and the replies back;
 //  - never falls back to running code in this process: if no runner is up,
 //    Run() returns error_code "runner_unavailable".
 //
@@ -40,7 +42,7 @@
 
 #include "base/status.h"
 #include "base/unique_fd.h"
-#include "runner/frame.h"
+#include "base/frame.h"
 #include "runner/spawned_runner.h"
 #include "runtimes/code_executor.h"
 
@@ -78,7 +80,7 @@ class RunnerClient : public runtimes::CodeExecutor {
   void Stop();
 
   runtimes::RunResult Run(const runtimes::RunRequest& request, const runtimes::ProgressFn& progress,
-                          CancelToken& cancel) override;
+                          CancelToken& cancel, runtimes::BridgeHandler* bridge = nullptr) override;
 
   // Asks the runner (answers are cached for languages_ttl). Empty when the
   // runner is unavailable.
@@ -97,6 +99,9 @@ class RunnerClient : public runtimes::CodeExecutor {
   Status AwaitHello(SpawnedRunner& runner);
   void ReadLoop(const std::shared_ptr<Connection>& conn);
   void FailPending(uint64_t generation, const std::string& message);
+  // Hands a "bridge"/"bridge_error" frame to the run's BridgeHandler.
+  void RelayBridgeFrame(const std::shared_ptr<Connection>& conn, uint64_t id, const std::string& type,
+                        const nlohmann::json& message);
   bool SleepUnlessStopping(std::chrono::milliseconds d);
 
   // Waits for a ready runner (bounded); null if none.

@@ -48,6 +48,26 @@ class RunnerLoop {
   void JoinFinished();
   void CancelAllAndJoin();
 
+  // Forwards one code-mode run's bridge frames to the server.
+  class RelayHandler : public runtimes::BridgeHandler {
+   public:
+    RelayHandler(RunnerLoop& loop, uint64_t id) : loop_(loop), id_(id) {}
+    void OnFrame(std::string frame, ReplyFn reply) override {
+      {
+        std::lock_guard<std::mutex> lock(loop_.mu_);
+        loop_.bridge_replies_[id_] = std::move(reply);
+      }
+      loop_.Send({{"type", "bridge"}, {"id", id_}, {"frame", std::move(frame)}});
+    }
+    void OnBridgeError(const std::string& message) override {
+      loop_.Send({{"type", "bridge_error"}, {"id", id_}, {"message", message}});
+    }
+
+   private:
+    RunnerLoop& loop_;
+    const uint64_t id_;
+  };
+
   const int fd_;
   runtimes::CodeExecutor& executor_;
   const RunnerOptions options_;
@@ -59,6 +79,7 @@ class RunnerLoop {
   std::map<uint64_t, Task> tasks_;             // task key -> task
   std::map<uint64_t, uint64_t> runs_;          // run id -> task key
   std::vector<uint64_t> finished_;             // task keys ready to join
+  std::map<uint64_t, runtimes::BridgeHandler::ReplyFn> bridge_replies_;  // run id -> to its program
 };
 
 void RunnerLoop::Send(const Json& message) {
@@ -120,13 +141,19 @@ void RunnerLoop::StartRun(uint64_t id, const Json& message) {
       Send({{"type", "progress"}, {"id", id}, {"phase", runtimes::RunPhaseName(phase)}});
     };
     RunResult result;
+    std::unique_ptr<RelayHandler> relay;
+    if (req.code_mode) relay = std::make_unique<RelayHandler>(*this, id);
     try {
-      result = executor_.Run(req, progress, *cancel);
+      result = executor_.Run(req, progress, *cancel, relay.get());
     } catch (const std::exception& e) {
       result = runtimes::InternalErrorResult(req.language, "internal",
                                              std::string("the executor failed: ") + e.what());
     } catch (...) {
       result = runtimes::InternalErrorResult(req.language, "internal", "the executor failed");
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      bridge_replies_.erase(id);
     }
     Send({{"type", "result"}, {"id", id}, {"result", ToJson(result)}});
   });
@@ -161,6 +188,20 @@ void RunnerLoop::Dispatch(const Json& message) {
       }
       Send({{"type", "languages"}, {"id", id}, {"languages", std::move(list)}});
     });
+  } else if (type == "bridge_reply") {
+    auto frame = message.find("frame");
+    if (frame == message.end() || !frame->is_string()) {
+      Log("ignoring a bridge_reply without a string \"frame\"");
+      return;
+    }
+    runtimes::BridgeHandler::ReplyFn reply;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = bridge_replies_.find(id);
+      if (it == bridge_replies_.end()) return;  // the run is over
+      reply = it->second;
+    }
+    reply(frame->get<std::string>());  // queues; never blocks on the program
   } else if (type == "ping") {
     Send({{"type", "pong"}, {"id", id}});
   } else {

@@ -13,12 +13,19 @@
 //     {"type":"cancel","id":N}
 //     {"type":"languages","id":N}
 //     {"type":"ping","id":N}
+//     {"type":"bridge_reply","id":N,"frame":"<JSON text>"}  (code mode)
 //   runner -> server
 //     {"type":"hello","pid":P,"version":"0.1.0"}        (first frame, once)
 //     {"type":"progress","id":N,"phase":"compiling"}
 //     {"type":"result","id":N,"result":{RunResult}}
 //     {"type":"languages","id":N,"languages":[{LanguageInfo}...]}
 //     {"type":"pong","id":N}
+//     {"type":"bridge","id":N,"frame":"<JSON text>"}        (code mode)
+//     {"type":"bridge_error","id":N,"message":"..."}
+// A code-mode run (request.code_mode) relays its program's bridge frames
+// (runtimes/bridge.h) to the server verbatim, as strings, and writes each
+// bridge_reply back to the program; the runner never interprets them: the
+// server validates and answers every frame.
 // Every "run" gets exactly one "result" (a malformed request, a duplicate id
 // or a full runner get an internal_error result with error_code
 // "invalid_request" or "busy"). "cancel" of an unknown id is ignored.
@@ -33,7 +40,7 @@
 #include <cstddef>
 #include <string>
 
-#include "runner/frame.h"
+#include "base/frame.h"
 #include "runtimes/code_executor.h"
 
 namespace airlock::runner {

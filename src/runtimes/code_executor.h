@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/cancel.h"
+#include "runtimes/bridge.h"
 #include "runtimes/run_types.h"
 
 namespace airlock::runtimes {
@@ -21,8 +22,13 @@ class CodeExecutor {
   // Runs `request` to completion (or until `cancel` fires) and returns the
   // result. Never throws; failures are results with status internal_error
   // and a message. Thread-safe: many runs may be in flight at once.
-  virtual RunResult Run(const RunRequest& request, const ProgressFn& progress,
-                        CancelToken& cancel) = 0;
+  //
+  // A code-mode request (request.code_mode) needs `bridge`: every frame the
+  // program sends goes to it, its replies go back to the program; it must
+  // outlive the call. Without one, a code-mode request is refused
+  // (invalid_request). Ordinary runs ignore `bridge`.
+  virtual RunResult Run(const RunRequest& request, const ProgressFn& progress, CancelToken& cancel,
+                        BridgeHandler* bridge = nullptr) = 0;
 
   // Languages this executor can run, with versions and default limits.
   virtual std::vector<LanguageInfo> Languages() = 0;

@@ -25,7 +25,9 @@ struct LanguageSpec {
   std::string source_file;   // file the code is written to: "main.py"
   std::vector<std::string> version_argv;  // host command printing the version
   std::optional<CompileStep> compile;
-  std::vector<std::string> run_argv;  // user args are appended
+  // User args are appended. "{timeout_ms}" and "{heap_mb}" (the memory
+  // limit minus 64 MiB of headroom, at least 16) are replaced per run.
+  std::vector<std::string> run_argv;
   std::vector<std::string> extra_env;
   std::vector<jail::BindMount> binds;  // beyond jail_fs.h's base set
   jail::SeccompOptions seccomp;
@@ -33,10 +35,21 @@ struct LanguageSpec {
   uint64_t default_memory_mb = 256;
   uint32_t max_pids = 64;
   std::string notes;
+  // A code-mode runtime (bridge.h): used only for requests with code_mode,
+  // never listed as a run_code language.
+  bool code_mode = false;
 };
 
 // Every language airlock knows, in display order.
 std::vector<LanguageSpec> BuiltinLanguages();
+
+// The code-mode runtimes ("javascript" on the embedded engine at
+// `airlock_js_path`, "python" with the bridge harness); JavaScript is left
+// out when `airlock_js_path` is empty.
+std::vector<LanguageSpec> CodeModeLanguages(const std::string& airlock_js_path);
+
+// Where airlock-js appears inside the jail.
+inline constexpr char kJailAirlockJsPath[] = "/opt/airlock/airlock-js";
 
 // Whether the language's interpreter or compiler exists on this host.
 bool IsInstalled(const LanguageSpec& spec);

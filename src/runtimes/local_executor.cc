@@ -5,11 +5,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstring>
 
 #include "jail/init/files.h"
+#include "runtimes/bridge_relay.h"
 #include "runtimes/result_mapping.h"
 
 namespace airlock::runtimes {
@@ -57,6 +59,20 @@ std::string HostCommandFirstLine(const std::vector<std::string>& argv) {
   return line;
 }
 
+// Replaces "{timeout_ms}" and "{heap_mb}" in a language's run command.
+std::vector<std::string> ExpandRunArgv(std::vector<std::string> argv, uint64_t timeout_ms, uint64_t memory_mb) {
+  const uint64_t heap_mb = memory_mb > 64 + 16 ? memory_mb - 64 : 16;
+  for (std::string& a : argv) {
+    if (a == "{timeout_ms}") a = std::to_string(timeout_ms);
+    if (a == "{heap_mb}") a = std::to_string(heap_mb);
+  }
+  return argv;
+}
+
+// Extra wall-clock time the jail allows a code-mode program beyond its own
+// deadline, so the engine's clean timeout error wins the race.
+constexpr uint64_t kCodeModeGraceMs = 500;
+
 }  // namespace
 
 std::pair<bool, bool> LocalExecutor::PolicyKey(const jail::SeccompOptions& o) {
@@ -68,10 +84,15 @@ Status ValidateRequest(const RunRequest& request, const ExecutorLimits& limits,
   bool known = false;
   std::string names;
   for (const auto& l : languages) {
+    if (l.code_mode != request.code_mode) continue;
     known = known || l.name == request.language;
     names += (names.empty() ? "" : ", ") + l.name;
   }
-  if (!known) return NotFound("unknown language \"" + request.language + "\"; available: " + names);
+  if (names.empty()) names = "none";
+  if (!known) {
+    return NotFound(std::string(request.code_mode ? "code mode has no language \"" : "unknown language \"") +
+                    request.language + "\"; available: " + names);
+  }
   if (request.isolation != "native") {
     return InvalidArgument("isolation \"" + request.isolation + "\" is not available for " + request.language +
                            "; available: native");
@@ -123,9 +144,9 @@ StatusOr<std::unique_ptr<LocalExecutor>> LocalExecutor::Create(jail::JailHost& h
   return ex;
 }
 
-const LanguageSpec* LocalExecutor::Find(const std::string& name) const {
+const LanguageSpec* LocalExecutor::Find(const std::string& name, bool code_mode) const {
   for (const auto& l : languages_)
-    if (l.name == name) return &l;
+    if (l.name == name && l.code_mode == code_mode) return &l;
   return nullptr;
 }
 
@@ -133,6 +154,7 @@ std::vector<LanguageInfo> LocalExecutor::Languages() {
   std::vector<LanguageInfo> out;
   std::lock_guard<std::mutex> lock(versions_mu_);
   for (const auto& l : languages_) {
+    if (l.code_mode) continue;
     auto it = versions_.find(l.name);
     if (it == versions_.end()) it = versions_.emplace(l.name, HostCommandFirstLine(l.version_argv)).first;
     LanguageInfo info;
@@ -149,17 +171,22 @@ std::vector<LanguageInfo> LocalExecutor::Languages() {
   return out;
 }
 
-RunResult LocalExecutor::Run(const RunRequest& request, const ProgressFn& progress, CancelToken& cancel) {
+RunResult LocalExecutor::Run(const RunRequest& request, const ProgressFn& progress, CancelToken& cancel,
+                             BridgeHandler* bridge) {
   if (Status st = ValidateRequest(request, limits_, languages_); !st.ok()) {
     return InternalErrorResult(request.language,
                                st.code() == StatusCode::kNotFound ? "unknown_language" : "invalid_request",
                                st.message());
   }
-  return RunInJail(*Find(request.language), request, progress, cancel);
+  if (request.code_mode && bridge == nullptr) {
+    return InternalErrorResult(request.language, "invalid_request", "a code-mode run needs a bridge");
+  }
+  return RunInJail(*Find(request.language, request.code_mode), request, progress, cancel,
+                   request.code_mode ? bridge : nullptr);
 }
 
 RunResult LocalExecutor::RunInJail(const LanguageSpec& spec, const RunRequest& request, const ProgressFn& progress,
-                                   CancelToken& cancel) {
+                                   CancelToken& cancel, BridgeHandler* bridge) {
   auto report = [&](RunPhase p) {
     if (progress) progress(p);
   };
@@ -183,8 +210,11 @@ RunResult LocalExecutor::RunInJail(const LanguageSpec& spec, const RunRequest& r
   jail::ExecRequest base;
   base.env = env;
   base.seccomp = &policies_.at(PolicyKey(spec.seccomp));
-  base.limits.max_stdout_bytes = limits_.max_output_bytes;
-  base.limits.max_stderr_bytes = limits_.max_output_bytes;
+  const uint64_t output_cap = request.max_output_bytes ? std::min(request.max_output_bytes, limits_.max_output_bytes)
+                                                       : limits_.max_output_bytes;
+  base.limits.max_stdout_bytes = output_cap;
+  base.limits.max_stderr_bytes = output_cap;
+  base.limits.kill_on_output_limit = !request.truncate_output;
   base.limits.max_file_bytes = limits_.workdir_bytes;
   base.files.push_back({spec.source_file, request.code});
   for (const auto& f : request.files) base.files.push_back({f.name, f.content});
@@ -204,14 +234,28 @@ RunResult LocalExecutor::RunInJail(const LanguageSpec& spec, const RunRequest& r
 
   report(RunPhase::kRunning);
   jail::ExecRequest run = base;
-  run.argv = spec.run_argv;
+  run.argv = ExpandRunArgv(spec.run_argv, timeout_ms, memory_mb);
   run.argv.insert(run.argv.end(), request.args.begin(), request.args.end());
   run.stdin_data = request.stdin_data;
   run.output_globs = request.output_globs;
   run.max_output_files = limits_.max_output_files;
   run.max_output_file_bytes = limits_.max_output_file_bytes;
   run.limits.wall_ms = timeout_ms;
-  jail::ExecResult r = (*jail)->Exec(run, &cancel);
+  jail::ExecResult r;
+  if (bridge != nullptr) {
+    StatusOr<std::unique_ptr<BridgeRelay>> relay = BridgeRelay::Start(*bridge);
+    if (!relay.ok()) {
+      return InternalErrorResult(spec.name, "jail_setup_failed", "could not open the bridge: " + relay.status().message());
+    }
+    run.bridge_fd = (*relay)->jail_end();
+    // The engine's own deadline fires first so the program gets a clean
+    // error; the jail's clock (a little later) is the backstop.
+    run.limits.wall_ms = timeout_ms + kCodeModeGraceMs;
+    r = (*jail)->Exec(run, &cancel);
+    (*relay)->Finish();
+  } else {
+    r = (*jail)->Exec(run, &cancel);
+  }
   jail->reset();
   report(RunPhase::kDone);
   RunResult result = MapExecResult(spec.name, r, timeout_ms, memory_mb, spec.max_pids);

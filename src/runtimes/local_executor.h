@@ -39,16 +39,17 @@ class LocalExecutor : public CodeExecutor {
   static StatusOr<std::unique_ptr<LocalExecutor>> Create(jail::JailHost& host, ExecutorLimits limits = {},
                                                          std::vector<LanguageSpec> languages = BuiltinLanguages());
 
-  RunResult Run(const RunRequest& request, const ProgressFn& progress, CancelToken& cancel) override;
+  RunResult Run(const RunRequest& request, const ProgressFn& progress, CancelToken& cancel,
+                BridgeHandler* bridge = nullptr) override;
   std::vector<LanguageInfo> Languages() override;
 
-  const LanguageSpec* Find(const std::string& name) const;
+  const LanguageSpec* Find(const std::string& name, bool code_mode = false) const;
 
  private:
   LocalExecutor() = default;
   static std::pair<bool, bool> PolicyKey(const jail::SeccompOptions& o);
   RunResult RunInJail(const LanguageSpec& spec, const RunRequest& request, const ProgressFn& progress,
-                      CancelToken& cancel);
+                      CancelToken& cancel, BridgeHandler* bridge);
 
   jail::JailHost* host_ = nullptr;
   ExecutorLimits limits_;

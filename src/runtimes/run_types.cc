@@ -277,6 +277,9 @@ Json ToJson(const RunRequest& r) {
       {"timeout_ms", r.timeout_ms},
       {"memory_mb", r.memory_mb},
       {"isolation", r.isolation},
+      {"code_mode", r.code_mode},
+      {"max_output_bytes", r.max_output_bytes},
+      {"truncate_output", r.truncate_output},
   };
   // Code and stdin keep their exact bytes: text when they can be, else base64.
   const bool code_text = IsValidUtf8(r.code);
@@ -319,6 +322,9 @@ StatusOr<RunRequest> RunRequestFromJson(const Json& j) {
   AIRLOCK_RETURN_IF_ERROR(ReadUint(j, "timeout_ms", "timeout_ms", &r.timeout_ms));
   AIRLOCK_RETURN_IF_ERROR(ReadUint(j, "memory_mb", "memory_mb", &r.memory_mb));
   AIRLOCK_RETURN_IF_ERROR(ReadString(j, "isolation", "isolation", false, &r.isolation));
+  AIRLOCK_RETURN_IF_ERROR(ReadBool(j, "code_mode", "code_mode", &r.code_mode));
+  AIRLOCK_RETURN_IF_ERROR(ReadUint(j, "max_output_bytes", "max_output_bytes", &r.max_output_bytes));
+  AIRLOCK_RETURN_IF_ERROR(ReadBool(j, "truncate_output", "truncate_output", &r.truncate_output));
   auto files = j.find("files");
   if (files != j.end() && !files->is_null()) {
     if (!files->is_array()) return InvalidArgument("files must be an array");

@@ -21,7 +21,7 @@
 //    "stdin": "...", "stdin_encoding"?: "base64", "args": ["..."],
 //    "files": [{"name": "in.csv", "content": "...", "encoding": "text"|"base64"}],
 //    "output_files": ["*.png"], "timeout_ms": 0, "memory_mb": 0,
-//    "isolation": "native"}
+//    "isolation": "native", "code_mode": false, "max_output_bytes": 0}
 // code/stdin are sent as base64 (with the *_encoding key) only when they are
 // not valid UTF-8, so their exact bytes survive. FromJson functions never
 // throw; they return InvalidArgument naming the bad field.
@@ -80,6 +80,13 @@ struct RunRequest {
   uint64_t timeout_ms = 0;  // 0: the language default
   uint64_t memory_mb = 0;   // 0: the language default
   std::string isolation = "native";
+  // A code-mode program (bridge.h): the language's code-mode runtime runs
+  // it with the bridge on fd 3; the executor must be given a BridgeHandler.
+  bool code_mode = false;
+  uint64_t max_output_bytes = 0;  // per stream; 0: the executor's maximum; may only lower it
+  // true: output past max_output_bytes is dropped (stdout_truncated) and the
+  // run goes on; false: the run ends with output_limit.
+  bool truncate_output = false;
 };
 
 struct RunResult {

@@ -2,9 +2,9 @@
 // `airlock serve` over stdio or Streamable HTTP, connect the official MCP
 // TypeScript SDK client, and a few raw-protocol utilities.
 //
-//   const s = await connectStdio();              // {client, transport, stderr(), close()}
+//   const s = await connectStdio();              // {client, transport, stderr(), protocolVersion(), close()}
 //   const h = await startHttpServer();           // {url, proc, stderr(), stop()}
-//   const c = await connectHttp(h.url);          // {client, transport, close()}
+//   const c = await connectHttp(h.url);          // {client, transport, protocolVersion(), close()}
 //   const r = await runCode(c.client, {language: 'python', code: 'print(1)'});
 //
 // The binary is $AIRLOCK_BIN, else <repo>/build/airlock.
@@ -75,6 +75,10 @@ export async function connectStdio({ args = [], env } = {}) {
     stderr: 'pipe',
   });
   const stderr = collect(transport.stderr);
+  // The SDK hands the negotiated version to transports that take it (HTTP
+  // does); give the stdio transport the same hook so tests can read it.
+  let negotiated;
+  transport.setProtocolVersion = (v) => { negotiated = v; };
   const client = newClient();
   try {
     await client.connect(transport);
@@ -82,7 +86,7 @@ export async function connectStdio({ args = [], env } = {}) {
     await client.close().catch(() => {});
     throw new Error(`stdio connect failed: ${e.message}\n--- airlock stderr ---\n${stderr()}`);
   }
-  return { client, transport, stderr, close: () => client.close() };
+  return { client, transport, stderr, protocolVersion: () => negotiated, close: () => client.close() };
 }
 
 export function freePort() {
@@ -162,7 +166,7 @@ export async function connectHttp(url, { headers } = {}) {
   const transport = new StreamableHTTPClientTransport(new URL(url), headers ? { requestInit: { headers } } : undefined);
   const client = newClient();
   await client.connect(transport);
-  return { client, transport, close: () => client.close() };
+  return { client, transport, protocolVersion: () => transport.protocolVersion, close: () => client.close() };
 }
 
 export function runCode(client, args, options = {}) {

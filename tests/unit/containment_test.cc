@@ -126,7 +126,8 @@ class ScriptedExecutor : public runtimes::CodeExecutor {
  public:
   explicit ScriptedExecutor(std::function<runtimes::RunResult(const runtimes::RunRequest&)> fn)
       : fn_(std::move(fn)) {}
-  runtimes::RunResult Run(const runtimes::RunRequest& req, const runtimes::ProgressFn&, CancelToken&) override {
+  runtimes::RunResult Run(const runtimes::RunRequest& req, const runtimes::ProgressFn&, CancelToken&,
+                          runtimes::BridgeHandler* = nullptr) override {
     return fn_(req);
   }
   std::vector<runtimes::LanguageInfo> Languages() override { return {}; }

@@ -26,7 +26,7 @@
 #include "base/unique_fd.h"
 #include "jail/host.h"
 #include "jail/jail.h"
-#include "runner/frame.h"
+#include "base/frame.h"
 
 namespace airlock {
 namespace {
@@ -123,7 +123,7 @@ JsRun RunJs(const std::string& code, RunOptions opts = {}) {
   // The fake airlock: reads frames until the program closes the socket.
   std::vector<Json> waiting;
   while (true) {
-    StatusOr<std::string> payload = runner::ReadFrame(bridge.get(), 2u << 20);
+    StatusOr<std::string> payload = ReadFrame(bridge.get(), 2u << 20);
     if (!payload.ok()) break;
     Json frame = Json::parse(*payload, nullptr, false);
     if (frame.is_discarded() || !frame.is_object()) {
@@ -140,7 +140,7 @@ JsRun RunJs(const std::string& code, RunOptions opts = {}) {
     for (auto it = waiting.rbegin(); it != waiting.rend(); ++it) {
       std::optional<Json> reply = opts.responder(*it);
       if (reply) {
-        EXPECT_TRUE(runner::WriteJsonFrame(bridge.get(), *reply).ok());
+        EXPECT_TRUE(WriteJsonFrame(bridge.get(), *reply).ok());
       }
     }
     waiting.clear();

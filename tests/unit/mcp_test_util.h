@@ -45,7 +45,7 @@ class FakeExecutor : public runtimes::CodeExecutor {
   }
 
   runtimes::RunResult Run(const runtimes::RunRequest& request, const runtimes::ProgressFn& progress,
-                          CancelToken& cancel) override {
+                          CancelToken& cancel, runtimes::BridgeHandler* bridge = nullptr) override {
     {
       std::lock_guard<std::mutex> lock(mu);
       requests.push_back(request);

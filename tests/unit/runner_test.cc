@@ -2,6 +2,7 @@
 // MCP server's RunnerClient. The runner here is a forked copy of this test
 // binary running RunnerMain with a fake executor, so crashes, hangs and
 // cancellation are real process-level events.
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -18,15 +19,17 @@
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "runner/frame.h"
+#include "base/frame.h"
 #include "runner/runner_client.h"
 #include "runner/runner_loop.h"
 #include "runner/spawned_runner.h"
+#include "runtimes/bridge_relay.h"
 
 namespace airlock::runner {
 namespace {
@@ -51,13 +54,14 @@ int64_t MsSince(Clock::time_point t) {
 class FakeExecutor : public runtimes::CodeExecutor {
  public:
   RunResult Run(const RunRequest& request, const runtimes::ProgressFn& progress,
-                CancelToken& cancel) override {
+                CancelToken& cancel, runtimes::BridgeHandler* bridge = nullptr) override {
     ++runs_started;
     progress(RunPhase::kStarting);
     if (request.code == "crash") raise(SIGKILL);
     if (request.code == "exit3") _exit(3);
     if (request.language == "c") progress(RunPhase::kCompiling);
     progress(RunPhase::kRunning);
+    if (request.code_mode) return FakeProgram(request, bridge);
     RunResult r;
     r.status = RunStatus::kOk;
     r.language = request.language;
@@ -80,6 +84,34 @@ class FakeExecutor : public runtimes::CodeExecutor {
     r.stdout_text = request.code;
     r.stderr_text = request.stdin_data;
     progress(RunPhase::kDone);
+    return r;
+  }
+
+  // Plays a code-mode program: "calls N" sends N call frames on the bridge
+  // (as a jailed program would, through a real BridgeRelay), collects the
+  // replies into stdout, then sends its result frame.
+  static RunResult FakeProgram(const RunRequest& request, runtimes::BridgeHandler* bridge) {
+    RunResult r;
+    r.language = request.language;
+    if (bridge == nullptr) return runtimes::InternalErrorResult(request.language, "invalid_request", "no bridge");
+    StatusOr<std::unique_ptr<runtimes::BridgeRelay>> relay = runtimes::BridgeRelay::Start(*bridge);
+    if (!relay.ok()) return runtimes::InternalErrorResult(request.language, "internal", relay.status().message());
+    const int fd = (*relay)->jail_end();
+    const int n = std::stoi(request.code.substr(6));
+    for (int i = 1; i <= n; ++i) {
+      (void)WriteJsonFrame(fd, {{"id", i}, {"op", "call"}, {"name", "x.y"}, {"args", {{"i", i}}}});
+    }
+    Json replies = Json::array();
+    for (int i = 1; i <= n; ++i) {
+      StatusOr<Json> reply = ReadJsonFrame(fd);
+      if (!reply.ok()) break;
+      replies.push_back(*reply);
+    }
+    (void)WriteJsonFrame(fd, {{"op", "result"}, {"value", "done"}});
+    (*relay)->Finish();
+    r.status = RunStatus::kOk;
+    r.exit_code = 0;
+    r.stdout_text = replies.dump();
     return r;
   }
 
@@ -776,6 +808,124 @@ TEST(RunnerClientTest, DefaultSpawnGivesACleanChild) {
   }
   EXPECT_EQ(low, (std::vector<std::string>{"0", "1", "2", channel_fd})) << slurp("fds");
   std::system(("rm -rf " + dir).c_str());
+}
+
+// The server side of a code-mode run: answers each call from another thread
+// (as the real BridgeSession does) and records every frame.
+class RecordingBridge : public runtimes::BridgeHandler {
+ public:
+  ~RecordingBridge() override {
+    for (std::thread& t : threads_) t.join();
+  }
+  void OnFrame(std::string frame, ReplyFn reply) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    frames.push_back(frame);
+    Json j = Json::parse(frame, nullptr, false);
+    if (j.value("op", "") != "call") return;
+    threads_.emplace_back([j, reply] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      reply(Json{{"id", j["id"]}, {"ok", true}, {"result", j["args"]["i"].get<int>() * 10}}.dump());
+    });
+  }
+  std::vector<std::string> Frames() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return frames;
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::string> frames;
+  std::vector<std::thread> threads_;
+};
+
+TEST(RunnerBridgeTest, FramesTravelBothWaysThroughTheRunnerProcess) {
+  RunnerClient client(FakeOptions());
+  RecordingBridge bridge;
+  RunRequest req = Request("calls 5", "javascript");
+  req.code_mode = true;
+  CancelToken cancel;
+  RunResult r = client.Run(req, nullptr, cancel, &bridge);
+  ASSERT_EQ(r.status, RunStatus::kOk) << r.message;
+  Json replies = Json::parse(r.stdout_text);
+  ASSERT_EQ(replies.size(), 5u) << r.stdout_text;
+  std::set<int> values;
+  for (const Json& reply : replies) {
+    EXPECT_TRUE(reply["ok"].get<bool>());
+    EXPECT_EQ(reply["result"].get<int>(), reply["id"].get<int>() * 10);
+    values.insert(reply["result"].get<int>());
+  }
+  EXPECT_EQ(values, (std::set<int>{10, 20, 30, 40, 50}));
+  std::vector<std::string> frames = bridge.Frames();
+  ASSERT_EQ(frames.size(), 6u);  // 5 calls + the final result, in order
+  EXPECT_EQ(Json::parse(frames[0])["id"], 1);
+  EXPECT_EQ(Json::parse(frames[5]), (Json{{"op", "result"}, {"value", "done"}}));
+}
+
+TEST(RunnerBridgeTest, CodeModeWithoutABridgeIsRefusedBeforeTheRunner) {
+  RunnerClient client(FakeOptions());
+  RunRequest req = Request("calls 1", "javascript");
+  req.code_mode = true;
+  CancelToken cancel;
+  RunResult r = client.Run(req, nullptr, cancel, nullptr);
+  EXPECT_EQ(r.status, RunStatus::kInternalError);
+  EXPECT_EQ(r.error_code, "invalid_request");
+}
+
+// BridgeRelay on its own: frames in order, replies queued without blocking,
+// an oversized frame ends the bridge with an error, Finish drains.
+class CountingBridge : public runtimes::BridgeHandler {
+ public:
+  void OnFrame(std::string frame, ReplyFn reply) override {
+    frames.push_back(std::move(frame));
+    reply("{\"id\":" + std::to_string(frames.size()) + ",\"ok\":true,\"result\":null}");
+  }
+  void OnBridgeError(const std::string& message) override { errors.push_back(message); }
+  std::vector<std::string> frames, errors;  // only the reader thread writes
+};
+
+TEST(BridgeRelayTest, FinishDeliversEveryBufferedFrame) {
+  CountingBridge handler;
+  auto relay = runtimes::BridgeRelay::Start(handler);
+  ASSERT_TRUE(relay.ok());
+  for (int i = 0; i < 50; ++i) ASSERT_TRUE(WriteFrame((*relay)->jail_end(), "{\"n\":" + std::to_string(i) + "}").ok());
+  (*relay)->Finish();  // the "program" has exited; everything it wrote arrives
+  ASSERT_EQ(handler.frames.size(), 50u);
+  EXPECT_EQ(handler.frames[49], "{\"n\":49}");
+  EXPECT_TRUE(handler.errors.empty());
+}
+
+TEST(BridgeRelayTest, OversizedFrameEndsTheBridgeWithAnError) {
+  CountingBridge handler;
+  auto relay = runtimes::BridgeRelay::Start(handler);
+  ASSERT_TRUE(relay.ok());
+  const int fd = (*relay)->jail_end();
+  const uint32_t huge = htonl(static_cast<uint32_t>(runtimes::kBridgeMaxFrameBytes + 1));
+  ASSERT_EQ(write(fd, &huge, sizeof huge), static_cast<ssize_t>(sizeof huge));
+  // The relay shuts the socket: the program's next read sees EOF.
+  StatusOr<std::string> reply = ReadFrame(fd);
+  EXPECT_EQ(reply.status().code(), StatusCode::kUnavailable);
+  (*relay)->Finish();
+  ASSERT_EQ(handler.errors.size(), 1u);
+  EXPECT_NE(handler.errors[0].find("bridge protocol"), std::string::npos) << handler.errors[0];
+}
+
+TEST(BridgeRelayTest, AProgramThatNeverReadsCannotBlockTheHandler) {
+  // Replies pile up in the relay's queue, not in the handler's thread.
+  struct BigReplies : runtimes::BridgeHandler {
+    void OnFrame(std::string, ReplyFn reply) override {
+      for (int i = 0; i < 16; ++i) reply("\"" + std::string(1 << 20, 'y') + "\"");  // 16 MiB, never read
+      ++frames;
+    }
+    std::atomic<int> frames{0};
+  } flood;
+  auto relay2 = runtimes::BridgeRelay::Start(flood);
+  ASSERT_TRUE(relay2.ok());
+  const auto start = Clock::now();
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(WriteFrame((*relay2)->jail_end(), "{}").ok());
+  while (flood.frames.load() < 3 && MsSince(start) < 5000) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_EQ(flood.frames.load(), 3);  // the reader kept going although nothing was read
+  (*relay2)->Finish();                // and Finish does not hang on the full socket
+  EXPECT_LT(MsSince(start), 5000);
 }
 
 }  // namespace

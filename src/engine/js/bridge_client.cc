@@ -14,7 +14,7 @@
 #include "base/encoding.h"
 #include "engine/js/js_json.h"
 #include "engine/js/js_strings.h"
-#include "runner/frame.h"
+#include "base/frame.h"
 
 namespace airlock::engine::js {
 namespace {
@@ -136,7 +136,7 @@ bool BridgeClient::SendRequest(JSContext* cx, JS::HandleObject promise, const st
                                    " bytes exceeds the bridge frame limit of " +
                                    std::to_string(kBridgeMaxFrameBytes) + " bytes");
   }
-  Status st = runner::WriteFrame(fd_.get(), frame, kBridgeMaxFrameBytes);
+  Status st = WriteFrame(fd_.get(), frame, kBridgeMaxFrameBytes);
   if (!st.ok()) {
     failure_ = Unavailable("cannot write to the bridge: " + st.message());
     return RejectWithToolError(cx, promise, "E_BRIDGE_PROTOCOL", failure_.message());
@@ -271,7 +271,7 @@ JsEngine::WaitResult BridgeClient::Wait(std::optional<Clock::time_point> deadlin
     return JsEngine::WaitResult::kFailed;
   }
   if (n == 0) return JsEngine::WaitResult::kProgress;  // deadline: the engine notices
-  StatusOr<std::string> payload = runner::ReadFrame(fd_.get(), kBridgeMaxFrameBytes);
+  StatusOr<std::string> payload = ReadFrame(fd_.get(), kBridgeMaxFrameBytes);
   if (!payload.ok()) {
     failure_ = payload.status();
     return JsEngine::WaitResult::kFailed;
@@ -291,7 +291,7 @@ Status BridgeClient::SendResult(const std::string& value_json) {
                              " bytes of JSON, over the bridge frame limit of " +
                              std::to_string(kBridgeMaxFrameBytes) + " bytes");
   }
-  return runner::WriteFrame(fd_.get(), frame, kBridgeMaxFrameBytes);
+  return WriteFrame(fd_.get(), frame, kBridgeMaxFrameBytes);
 }
 
 Status BridgeClient::SendResultError(const ErrorInfo& error) {
@@ -301,7 +301,8 @@ Status BridgeClient::SendResultError(const ErrorInfo& error) {
        {{"name", std::string(TruncateUtf8(error.name, 256))},
         {"message", std::string(TruncateUtf8(error.message, kMaxErrorFieldBytes))},
         {"stack", std::string(TruncateUtf8(error.stack, kMaxErrorFieldBytes))}}}};
-  return runner::WriteJsonFrame(fd_.get(), frame, kBridgeMaxFrameBytes);
+  if (!error.code.empty()) frame["error"]["code"] = std::string(TruncateUtf8(error.code, 256));
+  return WriteJsonFrame(fd_.get(), frame, kBridgeMaxFrameBytes);
 }
 
 }  // namespace airlock::engine::js

@@ -46,6 +46,7 @@ ErrorInfo DescribeError(JSContext* cx, JS::HandleValue exn, JS::HandleObject sta
   if (exn.isObject()) {
     JS::RootedObject obj(cx, &exn.toObject());
     if (auto name = StringProperty(cx, obj, "name")) info.name = *name;
+    if (auto code = StringProperty(cx, obj, "code")) info.code = *code;
     if (auto message = StringProperty(cx, obj, "message")) {
       info.message = *message;
     } else if (!ValueToUtf8(cx, exn, &info.message)) {
@@ -69,7 +70,7 @@ std::optional<ErrorInfo> TakePendingError(JSContext* cx) {
   JS::ExceptionStack exn_stack(cx);
   if (!JS::StealPendingExceptionStack(cx, &exn_stack)) {
     JS_ClearPendingException(cx);
-    return ErrorInfo{"InternalError", "an exception was thrown but could not be retrieved", ""};
+    return ErrorInfo{"InternalError", "an exception was thrown but could not be retrieved", "", ""};
   }
   return DescribeError(cx, exn_stack.exception(), exn_stack.stack());
 }

@@ -296,6 +296,11 @@ class Run {
 
 int Main(int argc, char** argv) {
   const Clock::time_point start = Clock::now();
+  if (argc == 2 && std::string_view(argv[1]) == "--version") {
+    const std::string line = "SpiderMonkey " + std::to_string(MOZJS_MAJOR_VERSION) + "." +
+                             std::to_string(MOZJS_MINOR_VERSION) + " (airlock-js " AIRLOCK_VERSION ")\n";
+    return ::write(1, line.data(), line.size()) == static_cast<ssize_t>(line.size()) ? kExitOk : kExitUsage;
+  }
   StatusOr<Flags> flags = ParseFlags(argc, argv);
   if (!flags.ok()) {
     WriteStderr("airlock-js: " + flags.status().message() + "\n" + kUsage);

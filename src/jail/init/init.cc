@@ -49,6 +49,13 @@ void DropInitCapabilities() {
 Status Setup(const json& msg, FsSetup* fs) {
   fs->ro_paths = StringList(msg, "ro_paths");
   fs->optional_paths = StringList(msg, "optional_paths");
+  if (auto it = msg.find("mapped_paths"); it != msg.end() && it->is_array()) {
+    for (const json& pair : *it) {
+      if (!pair.is_array() || pair.size() != 2 || !pair[0].is_string() || !pair[1].is_string())
+        return InvalidArgument("mapped_paths entries must be [host, jail] path pairs");
+      fs->mapped_paths.emplace_back(pair[0].get<std::string>(), pair[1].get<std::string>());
+    }
+  }
   fs->work_bytes = U64(msg, "work_bytes", fs->work_bytes);
   fs->work_inodes = U64(msg, "work_inodes", fs->work_inodes);
   fs->sandbox_uid = static_cast<uint32_t>(U64(msg, "sandbox_uid", fs->sandbox_uid));

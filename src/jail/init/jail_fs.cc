@@ -60,10 +60,14 @@ unsigned long LockedFlags(const std::string& path) {
   return f;
 }
 
-// Binds host `path` (seen at /oldroot/path) read-only at newroot/path.
-Status BindReadOnly(const std::string& path, bool optional) {
+// Binds host `path` (seen at /oldroot/path) read-only at newroot/target.
+Status BindReadOnly(const std::string& path, const std::string& target, bool optional) {
+  if (path.empty() || path[0] != '/' || target.empty() || target[0] != '/' ||
+      path.find("/..") != std::string::npos || target.find("/..") != std::string::npos) {
+    return InvalidArgument("bind paths must be absolute without \"..\": " + path + " -> " + target);
+  }
   const std::string src = std::string(kOldRoot) + path;
-  const std::string dst = std::string(kNewRoot) + path;
+  const std::string dst = std::string(kNewRoot) + target;
   struct stat st;
   if (lstat(src.c_str(), &st) != 0) {
     if (optional) return OkStatus();
@@ -174,8 +178,9 @@ Status BuildJailFilesystem(const FsSetup& setup) {
 
   AIRLOCK_RETURN_IF_ERROR(MkdirP(kNewRoot));
   AIRLOCK_RETURN_IF_ERROR(Mount("tmpfs", kNewRoot, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,nr_inodes=4096,mode=0755"));
-  for (const std::string& p : setup.ro_paths) AIRLOCK_RETURN_IF_ERROR(BindReadOnly(p, false));
-  for (const std::string& p : setup.optional_paths) AIRLOCK_RETURN_IF_ERROR(BindReadOnly(p, true));
+  for (const std::string& p : setup.ro_paths) AIRLOCK_RETURN_IF_ERROR(BindReadOnly(p, p, false));
+  for (const std::string& p : setup.optional_paths) AIRLOCK_RETURN_IF_ERROR(BindReadOnly(p, p, true));
+  for (const auto& [host, jail] : setup.mapped_paths) AIRLOCK_RETURN_IF_ERROR(BindReadOnly(host, jail, false));
   AIRLOCK_RETURN_IF_ERROR(BuildEtc(setup));
   AIRLOCK_RETURN_IF_ERROR(BuildDev());
   AIRLOCK_RETURN_IF_ERROR(BuildWork(setup));

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
@@ -23,6 +24,8 @@ namespace airlock::jail {
 struct FsSetup {
   std::vector<std::string> ro_paths;       // absolute host paths, bound at the same path
   std::vector<std::string> optional_paths; // like ro_paths but skipped if missing
+  // {host path, jail path}: required read-only binds at another place.
+  std::vector<std::pair<std::string, std::string>> mapped_paths;
   uint64_t work_bytes = 64ull << 20;
   uint64_t work_inodes = 4096;
   std::string hostname = "airlock";

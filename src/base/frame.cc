@@ -1,4 +1,4 @@
-#include "runner/frame.h"
+#include "base/frame.h"
 
 #include <sys/socket.h>
 #include <unistd.h>
@@ -6,7 +6,7 @@
 #include <cerrno>
 #include <cstdint>
 
-namespace airlock::runner {
+namespace airlock {
 namespace {
 
 // Writes all of `data`; uses send(MSG_NOSIGNAL) so a dead peer is EPIPE, not
@@ -111,4 +111,4 @@ StatusOr<nlohmann::json> ReadJsonFrame(int fd, size_t max_bytes) {
   return j;
 }
 
-}  // namespace airlock::runner
+}  // namespace airlock

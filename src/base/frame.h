@@ -1,5 +1,6 @@
 // Length-prefixed JSON frames over a stream socket: the wire format between
-// `airlock serve` and its runner process.
+// `airlock serve` and its runner process, and of the code-mode bridge
+// between a jailed program and airlock.
 //
 // A frame is a 4-byte big-endian payload length followed by that many bytes
 // of UTF-8 JSON. The reader checks the length against a maximum BEFORE it
@@ -13,8 +14,8 @@
 // All calls block, retry on EINTR and finish partial reads and writes. A
 // closed peer is reported as Unavailable. Writes never raise SIGPIPE on
 // sockets. Callers that write from several threads serialise them.
-#ifndef AIRLOCK_RUNNER_FRAME_H_
-#define AIRLOCK_RUNNER_FRAME_H_
+#ifndef AIRLOCK_BASE_FRAME_H_
+#define AIRLOCK_BASE_FRAME_H_
 
 #include <cstddef>
 #include <string>
@@ -24,7 +25,7 @@
 
 #include "base/status.h"
 
-namespace airlock::runner {
+namespace airlock {
 
 inline constexpr size_t kDefaultMaxFrameBytes = size_t{64} << 20;  // 64 MiB
 inline constexpr size_t kFrameHeaderBytes = 4;
@@ -45,6 +46,6 @@ Status WriteJsonFrame(int fd, const nlohmann::json& message,
                       size_t max_bytes = kDefaultMaxFrameBytes);
 StatusOr<nlohmann::json> ReadJsonFrame(int fd, size_t max_bytes = kDefaultMaxFrameBytes);
 
-}  // namespace airlock::runner
+}  // namespace airlock
 
-#endif  // AIRLOCK_RUNNER_FRAME_H_
+#endif  // AIRLOCK_BASE_FRAME_H_

@@ -1,0 +1,26 @@
+// Code mode's section of the config file:
+//   "codeMode": {"enabled": true, "limits": {"wall_ms": 10000, ...}}
+// `enabled` (default true) switches the execute / search_tools /
+// describe_tool tools on; `limits` are the admin's limits (limits.h).
+#ifndef AIRLOCK_CODEMODE_SETTINGS_H_
+#define AIRLOCK_CODEMODE_SETTINGS_H_
+
+#include <nlohmann/json.hpp>
+
+#include "base/status.h"
+#include "codemode/limits.h"
+
+namespace airlock::codemode {
+
+struct Settings {
+  bool enabled = true;
+  Limits limits;
+};
+
+// From the "codeMode" value (null: defaults). Errors name the key
+// ("codeMode.limits.max_calls: ...").
+StatusOr<Settings> SettingsFromJson(const nlohmann::json& j);
+
+}  // namespace airlock::codemode
+
+#endif  // AIRLOCK_CODEMODE_SETTINGS_H_

@@ -1,0 +1,251 @@
+#include "mcp/tools/execute_tool.h"
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+#include <set>
+
+#include "base/encoding.h"
+#include "mcp/tools/catalog_tools.h"
+
+namespace airlock::mcp {
+namespace {
+
+using nlohmann::json;
+using runtimes::RunStatus;
+
+constexpr size_t kMaxLoggedCalls = 100;  // entries of calls.log in the result
+
+std::string Marker(uint64_t cap) {
+  return "\n[airlock: console output truncated at " + std::to_string(cap) + " bytes]\n";
+}
+
+json ErrorObject(const std::string& code, const std::string& message, const std::string& name = "") {
+  json e = {{"code", code}, {"message", message}};
+  if (!name.empty()) e["name"] = name;
+  return e;
+}
+
+// What went wrong, if anything, in the order that explains the most.
+std::optional<json> RunError(const runtimes::RunResult& run, const codemode::BridgeSession& session) {
+  if (run.status == RunStatus::kInternalError) {
+    if (run.error_code == "cancelled") return ErrorObject("E_CANCELLED", "the run was cancelled");
+    if (run.error_code == "runner_unavailable" || run.error_code == "busy") {
+      return ErrorObject("E_UNAVAILABLE", run.message);
+    }
+    return ErrorObject("E_INTERNAL", run.message.empty() ? "the run failed" : run.message);
+  }
+  std::optional<json> thrown = session.return_error();
+  if (run.status == RunStatus::kTimeout) {
+    return ErrorObject("E_LIMIT_WALLCLOCK", "the program exceeded its wall-clock limit (" + run.message + ")");
+  }
+  if (run.status == RunStatus::kMemoryLimit) {
+    return ErrorObject("E_LIMIT_MEMORY", "the program exceeded its memory limit (" + run.message + ")");
+  }
+  if (thrown) {
+    const std::string name = thrown->value("name", std::string("Error"));
+    const std::string message = thrown->value("message", std::string());
+    if (name.rfind("E_", 0) == 0) return ErrorObject(name, message);
+    // An uncaught ToolError keeps its code (E_WRITE_NOT_ALLOWED, ...).
+    const auto code = thrown->find("code");
+    if (code != thrown->end() && code->is_string() && code->get<std::string>().rfind("E_", 0) == 0) {
+      return ErrorObject(code->get<std::string>(), message, name);
+    }
+    return ErrorObject("E_PROGRAM_ERROR", name + ": " + message, name);
+  }
+  if (!session.protocol_error().empty()) return ErrorObject("E_BRIDGE_PROTOCOL", session.protocol_error());
+  if (run.status == RunStatus::kKilledSignal) {
+    return ErrorObject("E_PROGRAM_ERROR", "the program was killed by signal " + std::to_string(run.signal));
+  }
+  if (!session.return_value()) {
+    return ErrorObject("E_PROGRAM_ERROR", "the program ended (exit code " + std::to_string(run.exit_code) +
+                                              ") without returning a result");
+  }
+  if (run.status != RunStatus::kOk) {
+    return ErrorObject("E_PROGRAM_ERROR", "the program exited with code " + std::to_string(run.exit_code));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+ExecuteTool::ExecuteTool(gateway::Gateway& gateway, runtimes::CodeExecutor& executor, codemode::Limits admin_limits,
+                         uint64_t max_code_bytes)
+    : gateway_(gateway), executor_(executor), admin_limits_(admin_limits), max_code_bytes_(max_code_bytes) {}
+
+json ExecuteTool::Definition() {
+  std::string connectors;
+  for (const std::string& c : gateway_.connector_names()) connectors += (connectors.empty() ? "" : ", ") + c;
+  if (connectors.empty()) connectors = "none configured";
+  const codemode::Limits& l = admin_limits_;
+  json limit_props = json::object();
+  for (const auto& [key, value] : l.ToJson().items()) {
+    limit_props[key] = {{"type", "integer"}, {"minimum", 1}, {"maximum", value}};
+  }
+  return {
+      {"name", name()},
+      {"title", "Execute a program that calls tools"},
+      {"description",
+       "Run a short JavaScript or Python program that calls the tools of connected MCP servers (" + connectors +
+           ") through one global, `tools`, and return its result as JSON. Use it to chain or fan out many "
+           "tool calls in one step. JavaScript (async body; top-level await and return work; the last "
+           "expression is the value): `const r = await tools.search(\"issue\"); const d = await "
+           "tools.describe(r.tools[0].name); return await tools.call(\"github.get_issue\", {number: 1});` "
+           "Python (the last expression or a `result` variable is the value): `tools.call(\"memory.read_graph\", "
+           "{})`, or `await tools.acall(...)` with asyncio.gather for concurrency. A tool result comes back as "
+           "its structured content, else parsed JSON text, else text; a failing call raises ToolError with "
+           ".code and .message, which the program can catch. Only read-only tools may be called. The program "
+           "has no network, files or environment: only `tools` and console output (returned separately). "
+           "Limits per run: " + std::to_string(l.wall_ms / 1000) + " s, " + std::to_string(l.max_calls) +
+           " tool requests, " + std::to_string(l.max_concurrent) + " concurrent calls, " +
+           std::to_string(l.max_args_bytes / 1024) + " KiB of arguments per call, " +
+           std::to_string(l.max_result_bytes / 1024) + " KiB per result and return value, " +
+           std::to_string(l.max_console_bytes / 1024) + " KiB of console output."},
+      {"inputSchema",
+       {{"type", "object"},
+        {"properties",
+         {{"language", {{"type", "string"}, {"enum", {"javascript", "python"}}}},
+          {"code", {{"type", "string"}, {"description", "The program."}, {"maxLength", max_code_bytes_}}},
+          {"connectors",
+           {{"type", "array"},
+            {"items", {{"type", "string"}}},
+            {"uniqueItems", true},
+            {"description", "Connectors the program may use (default: all). Others do not exist for it."}}},
+          {"limits",
+           {{"type", "object"},
+            {"properties", std::move(limit_props)},
+            {"additionalProperties", false},
+            {"description", "Lower limits for this run (they can only be lowered)."}}}}},
+        {"required", {"language", "code"}},
+        {"additionalProperties", false}}},
+      {"annotations",
+       {{"title", "Execute a program that calls tools"},
+        {"readOnlyHint", true},  // programs may call read-only tools only
+        {"destructiveHint", false},
+        {"idempotentHint", false},
+        {"openWorldHint", true}}}};
+}
+
+StatusOr<json> ExecuteTool::Call(const json& arguments, ToolCallContext& ctx) {
+  const auto started = std::chrono::steady_clock::now();
+  if (!arguments.is_object()) return InvalidArgument("arguments must be an object");
+  for (const auto& [key, value] : arguments.items()) {
+    if (key != "language" && key != "code" && key != "connectors" && key != "limits") {
+      return InvalidArgument("unknown argument \"" + key + "\"");
+    }
+  }
+  auto language = arguments.find("language");
+  if (language == arguments.end() || !language->is_string()) return InvalidArgument("language must be a string");
+  auto code = arguments.find("code");
+  if (code == arguments.end() || !code->is_string()) return InvalidArgument("code must be a string");
+  const std::string lang = language->get<std::string>();
+  auto refuse = [&](const std::string& message) {
+    json value = {{"ok", false}, {"result", nullptr}, {"error", ErrorObject("E_INVALID_REQUEST", message)},
+                  {"language", lang}};
+    json out = StructuredResult(value);
+    out["content"][0]["text"] = "E_INVALID_REQUEST: " + message;
+    out["isError"] = true;
+    return out;
+  };
+  if (lang != "javascript" && lang != "python") {
+    return refuse("execute runs \"javascript\" or \"python\", not \"" + SanitizeUtf8(lang.substr(0, 64)) + "\"");
+  }
+  if (code->get_ref<const std::string&>().size() > max_code_bytes_) {
+    return refuse("code is larger than " + std::to_string(max_code_bytes_) + " bytes");
+  }
+
+  codemode::Grants grants;
+  const std::vector<std::string> all = gateway_.connector_names();
+  auto connectors = arguments.find("connectors");
+  if (connectors == arguments.end() || connectors->is_null()) {
+    grants.connectors.insert(all.begin(), all.end());
+  } else {
+    if (!connectors->is_array()) return InvalidArgument("connectors must be an array of strings");
+    for (const json& c : *connectors) {
+      if (!c.is_string()) return InvalidArgument("connectors must be an array of strings");
+      const std::string name = c.get<std::string>();
+      if (std::find(all.begin(), all.end(), name) == all.end()) {
+        std::string available;
+        for (const std::string& a : all) available += (available.empty() ? "" : ", ") + a;
+        return refuse("unknown connector \"" + SanitizeUtf8(name.substr(0, 64)) +
+                      "\"; available: " + (available.empty() ? "none" : available));
+      }
+      grants.connectors.insert(name);
+    }
+  }
+  // Inline programs never call write tools (docs/codemode.md).
+  StatusOr<codemode::Limits> limits =
+      codemode::ApplyCallerLimits(admin_limits_, arguments.contains("limits") ? arguments["limits"] : json());
+  if (!limits.ok()) return refuse(limits.status().message());
+
+  runtimes::RunRequest request;
+  request.language = lang;
+  request.code = code->get<std::string>();
+  request.code_mode = true;
+  request.timeout_ms = limits->wall_ms;
+  request.memory_mb = limits->memory_mb;
+  request.max_output_bytes = limits->max_console_bytes;
+  request.truncate_output = true;
+
+  ctx.Log(LogLevel::kInfo, "execute: starting " + lang + " with connectors [" +
+                               [&] {
+                                 std::string s;
+                                 for (const auto& c : grants.connectors) s += (s.empty() ? "" : ", ") + c;
+                                 return s;
+                               }() + "]");
+  codemode::BridgeSession session(gateway_, grants, *limits, started + std::chrono::milliseconds(limits->wall_ms));
+  runtimes::RunResult run = executor_.Run(request, nullptr, ctx.cancel(), &session);
+  session.Close();
+  json out = BuildExecuteResult(lang, run, session, *limits);
+  ctx.Log(out.value("isError", false) ? LogLevel::kNotice : LogLevel::kInfo,
+          "execute: " + lang + " finished: " +
+              (out["structuredContent"]["ok"].get<bool>()
+                   ? std::string("ok")
+                   : out["structuredContent"]["error"]["code"].get<std::string>()) +
+              ", " + std::to_string(session.calls_total()) + " tool requests");
+  return out;
+}
+
+json BuildExecuteResult(const std::string& language, const runtimes::RunResult& run,
+                        const codemode::BridgeSession& session, const codemode::Limits& limits) {
+  std::optional<json> error = RunError(run, session);
+  std::string stdout_text = run.stdout_text, stderr_text = run.stderr_text;
+  if (run.stdout_truncated) stdout_text += Marker(limits.max_console_bytes);
+  if (run.stderr_truncated) stderr_text += Marker(limits.max_console_bytes);
+
+  json log = json::array();
+  const std::vector<codemode::CallRecord> calls = session.calls();
+  for (const codemode::CallRecord& c : calls) {
+    if (log.size() >= kMaxLoggedCalls) break;
+    log.push_back({{"seq", c.seq},
+                   {"op", c.op},
+                   {"name", c.name},
+                   {"decision", c.decision},
+                   {"error_code", c.error_code},
+                   {"duration_ms", c.duration_ms}});
+  }
+  json value = {{"ok", !error.has_value()},
+                {"result", !error && session.return_value() ? *session.return_value() : json()},
+                {"stdout", stdout_text},
+                {"stderr", stderr_text},
+                {"console_truncated", run.stdout_truncated || run.stderr_truncated},
+                {"calls", {{"total", session.calls_total()}, {"denied", session.calls_denied()}, {"log", log}}},
+                {"language", language},
+                {"wall_ms", run.wall_ms},
+                {"limits", limits.ToJson()}};
+  if (error) value["error"] = *error;
+
+  std::string text;
+  if (error) {
+    text = (*error)["code"].get<std::string>() + ": " + (*error)["message"].get<std::string>();
+  } else {
+    text = value["result"].dump(2, ' ', false, json::error_handler_t::replace);
+  }
+  if (!stdout_text.empty()) text += "\n--- stdout ---\n" + stdout_text;
+  if (!stderr_text.empty()) text += "\n--- stderr ---\n" + stderr_text;
+  json out = {{"content", json::array({{{"type", "text"}, {"text", text}}})}, {"structuredContent", std::move(value)}};
+  if (error) out["isError"] = true;
+  return out;
+}
+
+}  // namespace airlock::mcp

@@ -1,0 +1,58 @@
+// The `execute` tool (code mode): runs a short JavaScript or Python program
+// in the jail with one global, `tools`, whose search/describe/call go through
+// the governed bridge (codemode::BridgeSession) to the gateway's connectors.
+//
+//   execute {language: "javascript"|"python", code, connectors?: [names],
+//            limits?: {wall_ms, max_calls, ...}}      (limits may only be lowered)
+//
+// The result's structuredContent (always; isError when ok is false):
+//   {"ok": true|false,
+//    "result": <the program's return value as JSON, or null>,
+//    "error": {"code": "E_...", "message": "...", "name"?: "TypeError"},   (only when !ok)
+//    "stdout": "...", "stderr": "...", "console_truncated": false,
+//    "calls": {"total": 3, "denied": 0,
+//              "log": [{"seq", "op", "name", "decision", "error_code", "duration_ms"}]},
+//    "language": "javascript", "wall_ms": 41, "limits": {...}}
+// Error codes: the program's own ToolError/limit codes (E_LIMIT_*, E_TOOL_*,
+// E_WRITE_NOT_ALLOWED, E_RESULT_NOT_JSON, E_BRIDGE_PROTOCOL...), E_PROGRAM_ERROR
+// (an uncaught exception or syntax error; `name` says which), E_CANCELLED,
+// E_UNAVAILABLE (no runner), E_INVALID_REQUEST (bad connectors or limits).
+#ifndef AIRLOCK_MCP_TOOLS_EXECUTE_TOOL_H_
+#define AIRLOCK_MCP_TOOLS_EXECUTE_TOOL_H_
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "codemode/bridge_session.h"
+#include "codemode/limits.h"
+#include "gateway/gateway.h"
+#include "mcp/tools/tool.h"
+#include "runtimes/code_executor.h"
+
+namespace airlock::mcp {
+
+class ExecuteTool : public Tool {
+ public:
+  // `admin_limits` are the configured maxima (config "codeMode.limits").
+  ExecuteTool(gateway::Gateway& gateway, runtimes::CodeExecutor& executor, codemode::Limits admin_limits,
+              uint64_t max_code_bytes);
+
+  std::string name() const override { return "execute"; }
+  nlohmann::json Definition() override;
+  StatusOr<nlohmann::json> Call(const nlohmann::json& arguments, ToolCallContext& ctx) override;
+
+ private:
+  gateway::Gateway& gateway_;
+  runtimes::CodeExecutor& executor_;
+  const codemode::Limits admin_limits_;
+  const uint64_t max_code_bytes_;
+};
+
+// Builds the CallToolResult from what the run and its bridge session left.
+nlohmann::json BuildExecuteResult(const std::string& language, const runtimes::RunResult& run,
+                                  const codemode::BridgeSession& session, const codemode::Limits& limits);
+
+}  // namespace airlock::mcp
+
+#endif  // AIRLOCK_MCP_TOOLS_EXECUTE_TOOL_H_

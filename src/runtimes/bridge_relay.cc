@@ -1,0 +1,98 @@
+#include "runtimes/bridge_relay.h"
+
+#include <sys/socket.h>
+
+#include "base/frame.h"
+
+namespace airlock::runtimes {
+
+// Replies waiting to be written. Shared with the ReplyFns handed to the
+// handler, which may outlive the relay: after close, Push drops frames.
+struct BridgeRelay::Outbox {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<std::string> frames;
+  bool closed = false;
+
+  void Push(std::string frame) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (closed) return;
+    frames.push_back(std::move(frame));
+    cv.notify_one();
+  }
+  void Close() {
+    std::lock_guard<std::mutex> lock(mu);
+    closed = true;
+    frames.clear();
+    cv.notify_all();
+  }
+  // Blocks for the next frame; nullopt once closed.
+  bool Pop(std::string* out) {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return closed || !frames.empty(); });
+    if (closed) return false;
+    *out = std::move(frames.front());
+    frames.pop_front();
+    return true;
+  }
+};
+
+StatusOr<std::unique_ptr<BridgeRelay>> BridgeRelay::Start(BridgeHandler& handler) {
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return ErrnoError("socketpair for the bridge");
+  std::unique_ptr<BridgeRelay> relay(new BridgeRelay(handler, UniqueFd(sv[0]), UniqueFd(sv[1])));
+  return relay;
+}
+
+BridgeRelay::BridgeRelay(BridgeHandler& handler, UniqueFd host_end, UniqueFd jail_end)
+    : handler_(handler),
+      host_end_(std::move(host_end)),
+      jail_end_(std::move(jail_end)),
+      outbox_(std::make_shared<Outbox>()) {
+  reader_ = std::thread([this] { ReadLoop(); });
+  writer_ = std::thread([this, outbox = outbox_, fd = host_end_.get()] {
+    std::string frame;
+    while (outbox->Pop(&frame)) {
+      // A failed write means the program is gone; Finish() closes the box.
+      if (!WriteFrame(fd, frame, kBridgeMaxFrameBytes).ok()) break;
+    }
+  });
+}
+
+BridgeRelay::~BridgeRelay() { Finish(); }
+
+void BridgeRelay::ReadLoop() {
+  std::weak_ptr<Outbox> weak = outbox_;
+  BridgeHandler::ReplyFn reply = [weak](std::string frame) {
+    if (auto box = weak.lock()) box->Push(std::move(frame));
+  };
+  for (;;) {
+    StatusOr<std::string> frame = ReadFrame(host_end_.get(), kBridgeMaxFrameBytes);
+    if (frame.ok()) {
+      handler_.OnFrame(std::move(frame).value(), reply);
+      continue;
+    }
+    if (frame.status().code() != StatusCode::kUnavailable) {
+      // Oversized or unreadable: the stream position is lost, so the bridge
+      // is over for this run; the program sees EOF on its next read.
+      handler_.OnBridgeError("the program broke the bridge protocol: " + frame.status().message());
+      shutdown(host_end_.get(), SHUT_RDWR);
+    }
+    return;
+  }
+}
+
+void BridgeRelay::Finish() {
+  if (finished_) return;
+  finished_ = true;
+  // The program has exited (or been killed): end its direction so the reader
+  // drains what is buffered and then sees EOF, even if a copy of the jail end
+  // is still open somewhere.
+  shutdown(jail_end_.get(), SHUT_WR);
+  if (reader_.joinable()) reader_.join();
+  shutdown(host_end_.get(), SHUT_RDWR);  // unblocks a writer stuck on a full buffer
+  outbox_->Close();
+  if (writer_.joinable()) writer_.join();
+}
+
+}  // namespace airlock::runtimes
