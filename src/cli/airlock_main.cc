@@ -25,6 +25,11 @@ int main(int argc, char** argv) {
   run_cmd->add_flag("--json", run.json, "Print the full result as JSON");
   run_cmd->add_flag("--allow-degraded", run.allow_degraded, "Run even without cgroup limits");
   run_cmd->add_option("--config", run.config_path, "Configuration file (JSON)");
+  run_cmd->add_flag("--code-mode", run.code_mode,
+                    "Run a javascript/python program with `tools` bridged to the config's mcpServers; "
+                    "prints the result as JSON (like the MCP tool `execute`)");
+  run_cmd->add_option("--connector", run.connectors, "Code mode: a connector the program may use (repeatable)")
+      ->allow_extra_args(false);
   run_cmd->add_option("source", run.source, "Source file, or - for stdin")->required();
 
   bool json = false;

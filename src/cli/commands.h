@@ -24,6 +24,10 @@ struct RunOptions {
   bool allow_degraded = false;
   std::string source;  // path or "-"
   std::string config_path;
+  // Code mode: run the program with `tools` bridged to the config's
+  // mcpServers, as the MCP tool `execute` does; prints its result as JSON.
+  bool code_mode = false;
+  std::vector<std::string> connectors;  // empty: all
 };
 
 struct ServeOptions {

@@ -4,13 +4,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "cli/commands.h"
 #include "cli/executor_factory.h"
+#include "codemode/settings.h"
+#include "gateway/gateway.h"
 #include "jail/init/files.h"
+#include "mcp/tools/execute_tool.h"
 
 namespace airlock::cli {
 namespace {
@@ -60,6 +65,57 @@ int ExitCodeFor(const runtimes::RunResult& r) {
   return 125;
 }
 
+// The context `execute` runs in from the command line: progress and log
+// lines go to stderr.
+class CliCallContext : public mcp::ToolCallContext {
+ public:
+  void Progress(double, std::optional<double>, const std::string&) override {}
+  void Log(mcp::LogLevel, const std::string& text) override { std::cerr << "airlock: " << text << "\n"; }
+  CancelToken& cancel() override { return cancel_; }
+  const std::string& protocol_version() const override { return version_; }
+
+ private:
+  CancelToken cancel_;
+  std::string version_ = "2025-11-25";
+};
+
+// `airlock run --code-mode`: the MCP tool `execute`, run in this process.
+int RunCodeMode(const RunOptions& options, const config::Config& cfg, const std::string& code) {
+  StatusOr<codemode::Settings> settings = codemode::SettingsFromJson(cfg.code_mode);
+  if (!settings.ok()) {
+    std::cerr << "airlock: config: " << settings.status().message() << "\n";
+    return 125;
+  }
+  StatusOr<std::unique_ptr<gateway::Gateway>> gw = gateway::Gateway::Create(cfg.mcp_servers);
+  if (!gw.ok()) {
+    std::cerr << "airlock: config: " << gw.status().message() << "\n";
+    return 125;
+  }
+  for (const auto& [name, st] : (*gw)->ConnectAll(std::chrono::seconds(30))) {
+    if (!st.ok()) std::cerr << "airlock: connector " << name << ": " << st.message() << "\n";
+  }
+  StatusOr<LocalRuntime> rt = MakeLocalRuntime(cfg, options.allow_degraded);
+  if (!rt.ok()) {
+    std::cerr << "airlock: " << rt.status().message() << "\n";
+    return 125;
+  }
+  mcp::ExecuteTool tool(**gw, *rt->executor, settings->limits, 1u << 20);
+  nlohmann::json args = {{"language", options.language}, {"code", code}};
+  if (!options.connectors.empty()) args["connectors"] = options.connectors;
+  nlohmann::json limits = nlohmann::json::object();
+  if (options.timeout_ms) limits["wall_ms"] = options.timeout_ms;
+  if (options.memory_mb) limits["memory_mb"] = options.memory_mb;
+  if (!limits.empty()) args["limits"] = limits;
+  CliCallContext ctx;
+  StatusOr<nlohmann::json> out = tool.Call(args, ctx);
+  if (!out.ok()) {
+    std::cerr << "airlock: " << out.status().message() << "\n";
+    return 125;
+  }
+  std::cout << (*out)["structuredContent"].dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
+  return out->value("isError", false) ? 1 : 0;
+}
+
 }  // namespace
 
 int RunCommand(const RunOptions& options) {
@@ -102,6 +158,7 @@ int RunCommand(const RunOptions& options) {
     std::cerr << "airlock: " << cfg.status().message() << "\n";
     return 125;
   }
+  if (options.code_mode) return RunCodeMode(options, *cfg, req.code);
   StatusOr<LocalRuntime> rt = MakeLocalRuntime(*cfg, options.allow_degraded);
   if (!rt.ok()) {
     std::cerr << "airlock: " << rt.status().message() << "\n";

@@ -79,6 +79,11 @@ json NormalizeProgramError(const json& error) {
   };
   json out = {{"name", text("name", "Error")}, {"message", text("message", "")}};
   if (auto it = error.find("stack"); it != error.end() && it->is_string()) out["stack"] = *it;
+  // An uncaught ToolError's code (the program could forge it; it only
+  // labels the program's own failure, never a call's audit record).
+  if (auto it = error.find("code"); it != error.end() && it->is_string() && it->get_ref<const std::string&>().size() <= 64) {
+    out["code"] = *it;
+  }
   return out;
 }
 

@@ -37,7 +37,7 @@ nlohmann::json ErrorReply(const nlohmann::json& id, const std::string& code, con
 // {"id":N,"ok":true,"result":V}
 nlohmann::json OkReply(const nlohmann::json& id, nlohmann::json result);
 
-// The program's error in the run's shape: {"name","message","stack"?}, all
+// The program's error in the run's shape: {"name","message","stack"?,"code"?}, all
 // strings (a non-object becomes {"name":"Error","message":<its JSON>}).
 nlohmann::json NormalizeProgramError(const nlohmann::json& error);
 

@@ -98,7 +98,7 @@ void BridgeSession::HandleSearch(Request& r, const json& frame) {
     limit = l->is_number_unsigned() ? static_cast<int>(std::min<uint64_t>(l->get<uint64_t>(), gateway::kMaxSearchLimit))
                                     : static_cast<int>(std::clamp<int64_t>(l->get<int64_t>(), 1, gateway::kMaxSearchLimit));
   }
-  json result = gateway_.Search(query->get_ref<const std::string&>(), limit, visible_).ToJson();
+  json result = gateway_.Search(query->get_ref<const std::string&>(), limit, visible_, &grants_.connectors).ToJson();
   r.rec.decision = "allowed";
   r.rec.result_bytes = Dump(result).size();
   Finish(r, OkReply(r.id, std::move(result)));

@@ -24,8 +24,10 @@
 //                   with the time left to `deadline`      -> E_LIMIT_WALLCLOCK
 //   call            result value <= max_result_bytes      -> E_LIMIT_RESULT
 //   call            the tool's isError / failure          -> E_TOOL_ERROR (gateway's codes)
-// Malformed frames get E_BRIDGE_PROTOCOL when an integer id can be read, and
-// are otherwise only noted in protocol_error().
+// Malformed frames (bad JSON or UTF-8, not an object, nested deeper than
+// kMaxFrameDepth, unknown op, a request without an integer id) get
+// E_BRIDGE_PROTOCOL when an integer id can be read, and are otherwise only
+// noted in protocol_error(); they are not requests (not counted or recorded).
 //
 // Search, describe and the checks run on the OnFrame thread against the
 // gateway's cached catalog; tools/call runs on the session's own threads

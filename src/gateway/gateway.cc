@@ -149,9 +149,10 @@ std::vector<ToolEntry> Gateway::EntriesOf(Connector& connector) {
   return entries;
 }
 
-std::vector<ToolEntry> Gateway::ListTools(const ToolFilter& filter) {
+std::vector<ToolEntry> Gateway::ListTools(const ToolFilter& filter, const std::set<std::string>* connectors) {
   std::vector<ToolEntry> all;
   for (auto& [name, connector] : connectors_) {
+    if (connectors != nullptr && connectors->count(name) == 0) continue;
     for (ToolEntry& e : EntriesOf(*connector)) {
       if (filter && !filter(e)) continue;
       all.push_back(std::move(e));
@@ -161,11 +162,12 @@ std::vector<ToolEntry> Gateway::ListTools(const ToolFilter& filter) {
   return all;
 }
 
-SearchResult Gateway::Search(std::string_view query, int limit, const ToolFilter& filter) {
+SearchResult Gateway::Search(std::string_view query, int limit, const ToolFilter& filter,
+                             const std::set<std::string>* connectors) {
   limit = std::clamp(limit, 1, kMaxSearchLimit);
   const std::vector<std::string> terms = Tokenize(query);
   std::vector<SearchHit> hits;
-  for (const ToolEntry& e : ListTools(filter)) {
+  for (const ToolEntry& e : ListTools(filter, connectors)) {
     SearchDocument doc{e.name, e.tool, e.description, ParameterNames(e.input_schema)};
     const double score = ScoreTool(terms, query, doc);
     if (score <= 0) continue;

@@ -143,11 +143,15 @@ class Gateway {
 
   // Every visible tool, sorted by name. Connectors that are down contribute
   // their last known list (or nothing).
-  std::vector<ToolEntry> ListTools(const ToolFilter& filter = nullptr);
+  // `connectors` (optional) limits which connectors are asked at all, so an
+  // unreachable connector outside it cannot slow the listing down.
+  std::vector<ToolEntry> ListTools(const ToolFilter& filter = nullptr,
+                                   const std::set<std::string>* connectors = nullptr);
 
   // Ranked search (see tool_search.h). `limit` is clamped to [1, 100].
   // An empty query lists tools by name.
-  SearchResult Search(std::string_view query, int limit = kDefaultSearchLimit, const ToolFilter& filter = nullptr);
+  SearchResult Search(std::string_view query, int limit = kDefaultSearchLimit, const ToolFilter& filter = nullptr,
+                      const std::set<std::string>* connectors = nullptr);
 
   // One tool with its schema and TypeScript signature; NotFound if unknown
   // or filtered out.

@@ -44,7 +44,8 @@
 //     unevaluatedProperties, unevaluatedItems, content*, $dynamicRef, and any
 //     unknown keyword.
 //   $ref that is remote ("other.json#/x", "https://..."), an anchor ("#foo"),
-//     or a local pointer that does not resolve.
+//     or a local pointer that does not resolve; $id / $anchor never change
+//     how "#/..." resolves (always against the root schema).
 //   A schema (or subschema) that is neither an object nor a boolean, and a
 //     keyword whose value has the wrong JSON type (e.g. "minLength": "3"),
 //     or an unknown type name in "type".

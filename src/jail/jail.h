@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/cancel.h"
@@ -47,6 +48,9 @@ class JailHost;
 // A host path made visible read-only at the same path inside the jail.
 // Missing optional paths are skipped; a missing required path is an error.
 struct BindMount {
+  BindMount(std::string p, bool opt = true, std::string t = {})
+      : path(std::move(p)), optional(opt), target(std::move(t)) {}
+
   std::string path;    // absolute host path, bound read-only
   bool optional = true;
   std::string target;  // where it appears in the jail; empty: at `path`.

@@ -313,7 +313,8 @@ void RunnerClient::RelayBridgeFrame(const std::shared_ptr<Connection>& conn, uin
   // The handler answers from its own threads; replies for a run that is over
   // are dropped by the runner.
   p->bridge->OnFrame(frame->get<std::string>(), [weak, id](std::string reply) {
-    if (auto c = weak.lock()) c->Write({{"type", "bridge_reply"}, {"id", id}, {"frame", std::move(reply)}});
+    // A failed write means the runner is gone; the run fails on its own.
+    if (auto c = weak.lock()) (void)c->Write({{"type", "bridge_reply"}, {"id", id}, {"frame", std::move(reply)}});
   });
 }
 
