@@ -53,7 +53,12 @@ struct ExecOutcome {
   std::string text;    // its first text block
   bool ok() const { return sc.value("ok", false); }
   bool is_error() const { return raw.value("isError", false); }
-  nlohmann::json result() const { return sc.value("result", nlohmann::json()); }
+  // References into `sc`: safe to bind and iterate while the outcome lives.
+  const nlohmann::json& result() const {
+    static const nlohmann::json kNull;
+    auto it = sc.find("result");
+    return it == sc.end() ? kNull : *it;
+  }
   std::string error_code() const { return sc.contains("error") ? sc["error"].value("code", "") : ""; }
   std::string error_message() const { return sc.contains("error") ? sc["error"].value("message", "") : ""; }
   std::string out() const { return sc.value("stdout", ""); }

@@ -191,7 +191,7 @@ bool BridgeClient::Call(JSContext* cx, JS::CallArgs& args) {
   }
   std::string args_json = "{}";
   JS::RootedValue tool_args(cx, args.get(1));
-  if (!tool_args.isUndefined()) {
+  if (!tool_args.isNullOrUndefined()) {  // null means {} (as in Python and on the server)
     const char* kNotObject = "tools.call(name, args?): args must be a JSON object";
     if (!tool_args.isObject() || JS::IsCallable(&tool_args.toObject())) {
       return RejectWithToolError(cx, promise, "E_INVALID_ARGS", kNotObject);
