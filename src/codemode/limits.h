@@ -24,7 +24,7 @@ struct Limits {
   uint32_t max_concurrent = 16;           // calls in flight downstream; more wait FIFO
   uint64_t max_args_bytes = 256 << 10;    // serialized JSON args of one call
   uint64_t max_result_bytes = 1 << 20;    // one tool result (serialized value) AND the program's return value
-  uint64_t max_console_bytes = 64 << 10;  // stdout+stderr captured
+  uint64_t max_console_bytes = 64 << 10;  // each of stdout and stderr; the rest is dropped
   uint64_t memory_mb = 256;
 
   // {"wall_ms": .., "max_calls": .., ...} with every field.

@@ -155,7 +155,8 @@ except ToolError as e:
   EXPECT_EQ(WaitForStat("cancelled_count", cancelled0 + 1, milliseconds(3000)), cancelled0 + 1);
 }
 
-// L1: the same, uncaught: the run ends as a wall-clock overrun.
+// L1: the same, uncaught: the run ends with the ToolError's code (execute_tool.cc
+// keeps an uncaught ToolError's E_ code; `name` stays "ToolError").
 TEST_P(CodeModeLimits, SlowToolPastWallClockUncaughtEndsWithWallClock) {
   REQUIRE_CODE_MODE();
   const int64_t cancelled0 = Stat("cancelled_count");
@@ -165,6 +166,7 @@ TEST_P(CodeModeLimits, SlowToolPastWallClockUncaughtEndsWithWallClock) {
   EXPECT_LT(MsSince(t0), static_cast<int64_t>(kShortWallMs) + kWallSlackMs);
   EXPECT_FALSE(r.ok());
   EXPECT_EQ(r.error_code(), "E_LIMIT_WALLCLOCK") << r.text;
+  EXPECT_EQ(r.sc["error"].value("name", ""), "ToolError");
   EXPECT_EQ(WaitForStat("cancelled_count", cancelled0 + 1, milliseconds(3000)), cancelled0 + 1);
 }
 
@@ -180,6 +182,22 @@ TEST_F(CodeModeLimitsOne, JsPromiseThatCanNeverSettle) {
   EXPECT_EQ(r.error_message(),
             "the program is waiting for a promise that nothing can settle (no tool call is pending)");
   EXPECT_LT(elapsed, static_cast<int64_t>(kShortWallMs));
+}
+
+// L1 (JavaScript): a call the program abandoned keeps it alive until the
+// deadline; the run is then a wall-clock failure, not E_NEVER_SETTLED.
+TEST_F(CodeModeLimitsOne, JsAbandonedCallThenWaitingForeverIsWallClock) {
+  REQUIRE_CODE_MODE();
+  const Clock::time_point t0 = Clock::now();
+  ExecOutcome r = Execute("javascript",
+                          "tools.call('test.slow', {ms: 60000}).catch(() => {});\n"
+                          "await new Promise(() => {}); return 1",
+                          ShortWall());
+  const int64_t elapsed = MsSince(t0);
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(r.error_code(), "E_LIMIT_WALLCLOCK") << r.text;
+  EXPECT_GE(elapsed, static_cast<int64_t>(kShortWallMs) - 100);
+  EXPECT_LT(elapsed, static_cast<int64_t>(kShortWallMs) + kWallSlackMs);
 }
 
 // L1 (Python): a blocking sleep past the deadline.

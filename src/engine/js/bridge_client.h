@@ -14,7 +14,10 @@
 //
 // Tamper resistance: frames are built and parsed in C++ with the engine's own
 // JSON implementation, so replacing JSON.stringify, Promise.prototype.then or
-// Object.prototype members cannot forge or break a frame. `tools` and its
+// Object.prototype members cannot forge a frame. (Like JSON.stringify, the
+// serializer honours toJSON methods, so an Object.prototype.toJSON that
+// returns a non-object makes args a non-object: the call is then refused
+// locally with E_INVALID_ARGS, nothing is sent.) `tools` and its
 // methods are frozen, read-only and permanent; all state (ids, pending
 // promises, the fd) lives in C++ and is not reachable from script. Nothing
 // the program prints reaches the bridge fd.

@@ -27,7 +27,8 @@ json ErrorObject(const std::string& code, const std::string& message, const std:
 }
 
 // What went wrong, if anything, in the order that explains the most.
-std::optional<json> RunError(const runtimes::RunResult& run, const codemode::BridgeSession& session) {
+std::optional<json> RunError(const runtimes::RunResult& run, const codemode::BridgeSession& session,
+                             bool deadline_passed) {
   if (run.status == RunStatus::kInternalError) {
     if (run.error_code == "cancelled") return ErrorObject("E_CANCELLED", "the run was cancelled");
     if (run.error_code == "runner_unavailable" || run.error_code == "busy") {
@@ -45,6 +46,12 @@ std::optional<json> RunError(const runtimes::RunResult& run, const codemode::Bri
   if (thrown) {
     const std::string name = thrown->value("name", std::string("Error"));
     const std::string message = thrown->value("message", std::string());
+    // A program that abandoned a call and then waited forever sees its last
+    // promise die when the server answers that call at the deadline: that
+    // is the wall clock, not a program bug.
+    if (name == "E_NEVER_SETTLED" && deadline_passed) {
+      return ErrorObject("E_LIMIT_WALLCLOCK", "the program exceeded its wall-clock limit while waiting");
+    }
     if (name.rfind("E_", 0) == 0) return ErrorObject(name, message);
     // An uncaught ToolError keeps its code (E_WRITE_NOT_ALLOWED, ...).
     const auto code = thrown->find("code");
@@ -196,7 +203,9 @@ StatusOr<json> ExecuteTool::Call(const json& arguments, ToolCallContext& ctx) {
   codemode::BridgeSession session(gateway_, grants, *limits, started + std::chrono::milliseconds(limits->wall_ms));
   runtimes::RunResult run = executor_.Run(request, nullptr, ctx.cancel(), &session);
   session.Close();
-  json out = BuildExecuteResult(lang, run, session, *limits);
+  const bool deadline_passed =
+      std::chrono::steady_clock::now() >= started + std::chrono::milliseconds(limits->wall_ms);
+  json out = BuildExecuteResult(lang, run, session, *limits, deadline_passed);
   ctx.Log(out.value("isError", false) ? LogLevel::kNotice : LogLevel::kInfo,
           "execute: " + lang + " finished: " +
               (out["structuredContent"]["ok"].get<bool>()
@@ -207,8 +216,8 @@ StatusOr<json> ExecuteTool::Call(const json& arguments, ToolCallContext& ctx) {
 }
 
 json BuildExecuteResult(const std::string& language, const runtimes::RunResult& run,
-                        const codemode::BridgeSession& session, const codemode::Limits& limits) {
-  std::optional<json> error = RunError(run, session);
+                        const codemode::BridgeSession& session, const codemode::Limits& limits, bool deadline_passed) {
+  std::optional<json> error = RunError(run, session, deadline_passed);
   std::string stdout_text = run.stdout_text, stderr_text = run.stderr_text;
   if (run.stdout_truncated) stdout_text += Marker(limits.max_console_bytes);
   if (run.stderr_truncated) stderr_text += Marker(limits.max_console_bytes);

@@ -50,8 +50,10 @@ class ExecuteTool : public Tool {
 };
 
 // Builds the CallToolResult from what the run and its bridge session left.
+// `deadline_passed`: the run's wall clock ran out before it ended.
 nlohmann::json BuildExecuteResult(const std::string& language, const runtimes::RunResult& run,
-                                  const codemode::BridgeSession& session, const codemode::Limits& limits);
+                                  const codemode::BridgeSession& session, const codemode::Limits& limits,
+                                  bool deadline_passed);
 
 }  // namespace airlock::mcp
 
