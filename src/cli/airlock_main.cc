@@ -47,6 +47,20 @@ int main(int argc, char** argv) {
   serve_cmd->add_option("--token-file", serve.token_file, "Require this bearer token on HTTP requests");
   serve_cmd->add_flag("--allow-degraded", serve.allow_degraded, "Run code even without cgroup limits");
 
+  KeysOptions keys;
+  CLI::App* keys_cmd = app.add_subcommand("keys", "Manage HTTP API keys (stored hashed)");
+  keys_cmd->add_option("--file", keys.file, "The key store (JSON, mode 0600)");
+  keys_cmd->add_flag("--json", keys.json, "JSON output");
+  CLI::App* keys_create = keys_cmd->add_subcommand("create", "Create a key; prints it once");
+  keys_create->add_option("--user", keys.user, "Who the key belongs to")->required();
+  keys_create->add_option("--role", keys.role, "The role it grants")->required();
+  keys_create->add_option("--name", keys.name, "What it is for");
+  CLI::App* keys_list = keys_cmd->add_subcommand("list", "List keys (never the secrets)");
+  CLI::App* keys_revoke = keys_cmd->add_subcommand("revoke", "Revoke a key; effective on the next request");
+  keys_revoke->add_option("id", keys.id, "The key's id (k_...)")->required();
+  for (CLI::App* sub : {keys_create, keys_list, keys_revoke}) sub->fallthrough();  // --file, --json anywhere
+  keys_cmd->require_subcommand(1);
+
   int channel_fd = -1;
   std::string runner_config;
   bool runner_degraded = false;
@@ -60,6 +74,10 @@ int main(int argc, char** argv) {
   if (*serve_cmd) return ServeCommand(serve);
   if (*runner_cmd) return RunnerCommand(channel_fd, runner_config, runner_degraded);
   if (*run_cmd) return RunCommand(run);
+  if (*keys_cmd) {
+    keys.action = *keys_create ? "create" : *keys_list ? "list" : "revoke";
+    return KeysCommand(keys);
+  }
   if (*doctor) return DoctorCommand(json);
   if (*languages) return LanguagesCommand(json);
   if (*selftest) return SelftestCommand(json);

@@ -37,7 +37,16 @@ struct ServeOptions {
   bool allow_degraded = false;
 };
 
+// `airlock keys create|list|revoke`: API keys (auth/key_store.h).
+struct KeysOptions {
+  std::string action;  // "create", "list", "revoke"
+  std::string file = "/var/lib/airlock/keys.json";
+  std::string user, role, name, id;
+  bool json = false;
+};
+
 int RunCommand(const RunOptions& options);
+int KeysCommand(const KeysOptions& options);
 int DoctorCommand(bool json);
 int LanguagesCommand(bool json);
 int SelftestCommand(bool json);

@@ -6,6 +6,7 @@
 #include <iostream>
 #include <thread>
 
+#include "auth/key_store.h"
 #include "cli/commands.h"
 #include "cli/executor_factory.h"
 #include "codemode/settings.h"
@@ -88,6 +89,18 @@ int ServeCommand(const ServeOptions& options) {
   if (!http.ok()) {
     std::cerr << "airlock: " << http.status().message() << "\n";
     return 2;
+  }
+  std::unique_ptr<auth::KeyStore> keys;
+  if (!cfg->server.http.keys_file.empty()) {
+    StatusOr<std::unique_ptr<auth::KeyStore>> opened = auth::KeyStore::Open(cfg->server.http.keys_file);
+    if (!opened.ok()) {
+      std::cerr << "airlock: " << opened.status().message() << "\n";
+      return 2;
+    }
+    keys = std::move(opened).value();
+    http->authenticate = [k = keys.get()](std::string_view token) {
+      return k->Authenticate(std::string(token)).has_value();
+    };
   }
   mcp::HttpTransport transport(server, *http);
   if (Status st = transport.Start(); !st.ok()) {

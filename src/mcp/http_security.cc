@@ -80,6 +80,12 @@ bool AcceptsType(std::string_view accept, std::string_view type) {
   return false;
 }
 
+std::string_view BearerToken(std::string_view authorization) {
+  authorization = Trim(authorization);
+  if (authorization.size() < 7 || Lower(authorization.substr(0, 7)) != "bearer ") return {};
+  return Trim(authorization.substr(7));
+}
+
 bool BearerMatches(std::string_view authorization, std::string_view token) {
   authorization = Trim(authorization);
   if (authorization.size() < 7 || Lower(authorization.substr(0, 7)) != "bearer ") return false;

@@ -29,6 +29,9 @@ bool AcceptsType(std::string_view accept, std::string_view type);
 // True if `authorization` is "Bearer <token>" with exactly `token`; the
 // comparison takes time independent of where the strings differ.
 bool BearerMatches(std::string_view authorization, std::string_view token);
+// The token of "Bearer <token>" (case-insensitive scheme, trimmed); empty if
+// the header has another form.
+std::string_view BearerToken(std::string_view authorization);
 
 // 128 bits from getrandom(2) as 32 lower-case hex digits.
 std::string RandomSessionId();

@@ -285,8 +285,16 @@ bool HttpTransport::PreCheck(const httplib::Request& req, httplib::Response& res
     Reject(res, 403, "Forbidden: Origin not allowed", true);
     return false;
   }
-  if (!options_.bearer_token.empty() &&
-      !BearerMatches(req.get_header_value("Authorization"), options_.bearer_token)) {
+  const bool token_ok = !options_.bearer_token.empty() &&
+                        BearerMatches(req.get_header_value("Authorization"), options_.bearer_token);
+  bool key_ok = false;
+  if (options_.authenticate && !token_ok) {
+    const std::string header = req.get_header_value("Authorization");
+    const std::string_view given = BearerToken(header);
+    key_ok = !given.empty() && options_.authenticate(given);
+  }
+  const bool auth_required = !options_.bearer_token.empty() || static_cast<bool>(options_.authenticate);
+  if (auth_required && !token_ok && !key_ok) {
     Reject(res, 401, "Unauthorized: a valid bearer token is required", true);
     res.set_header("WWW-Authenticate", "Bearer realm=\"airlock\"");
     return false;

@@ -27,6 +27,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <map>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -51,6 +52,11 @@ struct HttpOptions {
   std::vector<std::string> allowed_origins;
   std::vector<std::string> allowed_hosts;
   std::string bearer_token;  // empty: no authentication
+  // Per-person API keys: admits a request whose bearer token it accepts
+  // (auth::KeyStore::Authenticate in `airlock serve`). When both this and
+  // bearer_token are set, either one admits. Called on every request, so a
+  // revoked key stops working at once.
+  std::function<bool(std::string_view token)> authenticate;
   uint64_t session_idle_timeout_s = 3600;
   int threads = 32;
   uint64_t max_body_bytes = 4u << 20;

@@ -6,7 +6,10 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <filesystem>
 #include <thread>
+
+#include "auth/key_store.h"
 
 #include "base/unique_fd.h"
 #include "mcp/http_transport.h"
@@ -167,6 +170,43 @@ TEST_F(McpHttpTest, BearerTokenIsEnforced) {
   EXPECT_EQ(res->status, 401);
   res = Post(InitializeRequest(1), {{"Authorization", "Bearer s3cret-token"}});
   EXPECT_EQ(res->status, 200);
+}
+
+// Per-person API keys (auth::KeyStore, as `airlock serve` wires them): only an
+// active key admits, and a revocation by another store on the same file
+// (`airlock keys revoke`) takes effect on the very next request.
+TEST_F(McpHttpTest, ApiKeysAdmitAndRevocationIsImmediate) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("airlock-http-keys-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string file = (dir / "keys.json").string();
+  auto server_keys = auth::KeyStore::Open(file);
+  auto cli_keys = auth::KeyStore::Open(file);
+  ASSERT_TRUE(server_keys.ok() && cli_keys.ok());
+  StatusOr<auth::NewKey> alice = (*cli_keys)->Create("alice", "operator", "");
+  StatusOr<auth::NewKey> bob = (*cli_keys)->Create("bob", "viewer", "");
+  ASSERT_TRUE(alice.ok() && bob.ok());
+  HttpOptions o;
+  o.authenticate = [k = server_keys->get()](std::string_view token) {
+    return k->Authenticate(std::string(token)).has_value();
+  };
+  Start(o);
+  auto status = [&](const std::string& auth) {
+    httplib::Headers h;
+    if (!auth.empty()) h.insert({"Authorization", auth});
+    auto res = Post(InitializeRequest(1), h);
+    return res ? res->status : -1;
+  };
+  EXPECT_EQ(status(""), 401);
+  EXPECT_EQ(status("Bearer alk_not-a-key"), 401);
+  EXPECT_EQ(status("Basic " + alice->secret), 401);
+  EXPECT_EQ(status("Bearer " + alice->secret), 200);
+  EXPECT_EQ(status("bearer " + bob->secret), 200);
+  ASSERT_TRUE((*cli_keys)->Revoke(alice->info.id).ok());
+  EXPECT_EQ(status("Bearer " + alice->secret), 401) << "revoked keys stop working at once";
+  EXPECT_EQ(status("Bearer " + bob->secret), 200);
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
 }
 
 TEST_F(McpHttpTest, DeleteEndsTheSession) {
