@@ -4,17 +4,15 @@
 
 #include <algorithm>
 
+#include "base/self_exe.h"
+
 namespace airlock::cli {
 namespace {
 
 // `name` in the directory of the running executable, or "" if absent.
 std::string SiblingBinary(const std::string& name) {
-  char self[4096];
-  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n <= 0) return "";
-  std::string path(self, static_cast<size_t>(n));
-  path = path.substr(0, path.rfind('/') + 1) + name;
-  return access(path.c_str(), X_OK) == 0 ? path : "";
+  const std::string path = SiblingOfSelf(name);
+  return path.find('/') != std::string::npos && access(path.c_str(), X_OK) == 0 ? path : "";
 }
 
 }  // namespace

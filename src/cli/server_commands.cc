@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "auth/key_store.h"
+#include "base/self_exe.h"
 #include "cli/commands.h"
 #include "cli/executor_factory.h"
 #include "codemode/settings.h"
@@ -107,9 +108,7 @@ int ServeCommand(const ServeOptions& options) {
     std::cerr << "airlock: " << st.message() << "\n";
     return 1;
   }
-  char self[4096];
-  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  self[n > 0 ? n : 0] = '\0';
+  const std::string self = SelfExecutablePath();
   std::cerr << "airlock " << AIRLOCK_VERSION << " serving MCP (Streamable HTTP) at " << transport.url() << "\n"
             << (http->bearer_token.empty() ? "" : "clients must send: Authorization: Bearer <token from the token file>\n")
             << "For MCP clients that launch servers over stdio, use:\n"

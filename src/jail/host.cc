@@ -10,16 +10,12 @@
 #include <climits>
 #include <fstream>
 
+#include "base/self_exe.h"
+
 namespace airlock::jail {
 namespace {
 
-std::string DefaultInitPath() {
-  char buf[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) return "airlock-init";
-  std::string self(buf, static_cast<size_t>(n));
-  return self.substr(0, self.rfind('/') + 1) + "airlock-init";
-}
+std::string DefaultInitPath() { return SiblingOfSelf("airlock-init"); }
 
 std::string ReadSmallFile(const char* path) {
   std::ifstream in(path);
