@@ -46,3 +46,14 @@ done
 
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build
+
+# Code mode binds build/airlock-js read-only into each jail. The jail's init
+# runs as an unprivileged mapped uid, so every directory above the binary must
+# be searchable (o+x; nothing is made readable). A clone inside a 0700
+# directory (e.g. `mktemp -d`) would otherwise fail JavaScript code mode.
+dir="$here/build"
+while [ "$dir" != "/" ]; do
+  perm=$(stat -c %A "$dir")
+  case "${perm:9:1}" in x | t) ;; *) chmod o+x "$dir" ;; esac
+  dir="$(dirname "$dir")"
+done
