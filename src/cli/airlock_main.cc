@@ -46,11 +46,15 @@ int main(int argc, char** argv) {
   serve_cmd->add_option("--http", serve.http, "Serve Streamable HTTP on HOST:PORT (endpoint /mcp) instead of stdio");
   serve_cmd->add_option("--token-file", serve.token_file, "Require this bearer token on HTTP requests");
   serve_cmd->add_flag("--allow-degraded", serve.allow_degraded, "Run code even without cgroup limits");
+  serve_cmd->add_option("--endpoint", serve.endpoint, "stdio: the endpoint to serve (config \"endpoints\")");
+  serve_cmd->add_option("--state-dir", serve.state_dir, "Directory for audit.db and codetools.db");
 
   KeysOptions keys;
   CLI::App* keys_cmd = app.add_subcommand("keys", "Manage HTTP API keys (stored hashed)");
   keys_cmd->add_option("--file", keys.file, "The key store (JSON, mode 0600)");
   keys_cmd->add_flag("--json", keys.json, "JSON output");
+  keys_cmd->add_option("--config", keys.config_path, "Configuration file (for the audit log)");
+  keys_cmd->add_option("--as", keys.actor, "Who is acting (recorded in the audit log; default: the OS user)");
   CLI::App* keys_create = keys_cmd->add_subcommand("create", "Create a key; prints it once");
   keys_create->add_option("--user", keys.user, "Who the key belongs to")->required();
   keys_create->add_option("--role", keys.role, "The role it grants")->required();
@@ -60,6 +64,9 @@ int main(int argc, char** argv) {
   keys_revoke->add_option("id", keys.id, "The key's id (k_...)")->required();
   for (CLI::App* sub : {keys_create, keys_list, keys_revoke}) sub->fallthrough();  // --file, --json anywhere
   keys_cmd->require_subcommand(1);
+
+  Subcommand tools_cmd = AddToolsCommand(app);
+  Subcommand audit_cmd = AddAuditCommand(app);
 
   int channel_fd = -1;
   std::string runner_config;
@@ -78,6 +85,8 @@ int main(int argc, char** argv) {
     keys.action = *keys_create ? "create" : *keys_list ? "list" : "revoke";
     return KeysCommand(keys);
   }
+  if (*tools_cmd.app) return tools_cmd.run();
+  if (*audit_cmd.app) return audit_cmd.run();
   if (*doctor) return DoctorCommand(json);
   if (*languages) return LanguagesCommand(json);
   if (*selftest) return SelftestCommand(json);

@@ -4,6 +4,7 @@
 #ifndef AIRLOCK_CLI_COMMANDS_H_
 #define AIRLOCK_CLI_COMMANDS_H_
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,8 @@ struct ServeOptions {
   std::string config_path;
   std::string http;  // HOST:PORT; empty: stdio
   std::string token_file;
+  std::string endpoint;   // stdio: which endpoint (default: "default" or the only one)
+  std::string state_dir;  // overrides server.state_dir
   bool allow_degraded = false;
 };
 
@@ -41,9 +44,22 @@ struct ServeOptions {
 struct KeysOptions {
   std::string action;  // "create", "list", "revoke"
   std::string file = "/var/lib/airlock/keys.json";
+  std::string config_path;  // for the audit log (key_create / key_revoke events)
+  std::string actor;        // who did it (--as; default: the OS user name)
   std::string user, role, name, id;
   bool json = false;
 };
+
+// A subcommand that registers itself: `run` is called when `app` was given
+// on the command line.
+struct Subcommand {
+  CLI::App* app = nullptr;
+  std::function<int()> run;
+};
+// `airlock tools list|show|diff|approve|reject|revoke` (codetools/).
+Subcommand AddToolsCommand(CLI::App& parent);
+// `airlock audit [--since] [--user] [--run ID] [--json]`, `airlock audit verify`.
+Subcommand AddAuditCommand(CLI::App& parent);
 
 int RunCommand(const RunOptions& options);
 int KeysCommand(const KeysOptions& options);

@@ -1,10 +1,18 @@
-// `airlock keys create|list|revoke`.
+// `airlock keys create|list|revoke`. Create and revoke are recorded in the
+// audit log (events key_create / key_revoke, never the secret); with
+// audit.fail_closed an unwritable log refuses them.
+#include <pwd.h>
+#include <unistd.h>
+
 #include <iostream>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "audit/audit_log.h"
 #include "auth/key_store.h"
 #include "cli/commands.h"
+#include "cli/executor_factory.h"
 
 namespace airlock::cli {
 namespace {
@@ -14,56 +22,120 @@ nlohmann::json ToJson(const auth::KeyInfo& k) {
           {"role", k.role},     {"created_at", k.created_at}, {"revoked_at", k.revoked_at}};
 }
 
+// --as, else the name of the effective OS user ("uid:N" if it has none).
+std::string Actor(const KeysOptions& options) {
+  if (!options.actor.empty()) return options.actor;
+  struct passwd pw;
+  struct passwd* found = nullptr;
+  std::vector<char> buf(16384);
+  if (getpwuid_r(geteuid(), &pw, buf.data(), buf.size(), &found) == 0 && found != nullptr) {
+    return found->pw_name;
+  }
+  return "uid:" + std::to_string(geteuid());
+}
+
+audit::EventRow KeyEvent(const char* kind, const KeysOptions& options, const auth::KeyInfo& key) {
+  return {.kind = kind,
+          .actor = Actor(options),
+          .target = key.id,
+          .detail = {{"user", key.user}, {"role", key.role}, {"name", key.name}}};
+}
+
+int Create(const KeysOptions& options, auth::KeyStore& store, audit::AuditLog& log) {
+  StatusOr<auth::NewKey> k = store.Create(options.user, options.role, options.name);
+  if (!k.ok()) {
+    std::cerr << "airlock keys: " << k.status().message() << "\n";
+    return 2;
+  }
+  if (Status st = log.Event(KeyEvent("key_create", options, k->info)); !st.ok()) {
+    // Fail closed: a key that is not on record must not be usable. Its
+    // secret was never shown; revoke it at once.
+    Status revoked = store.Revoke(k->info.id);
+    std::cerr << "airlock keys: " << st.message() << "; key " << k->info.id
+              << (revoked.ok() ? " was revoked at once" : " could NOT be revoked: " + revoked.message())
+              << " (audit.fail_closed)\n";
+    return 1;
+  }
+  if (options.json) {
+    nlohmann::json j = ToJson(k->info);
+    j["secret"] = k->secret;
+    std::cout << j.dump(2) << std::endl;
+  } else {
+    std::cout << k->secret << std::endl;
+    std::cerr << "key " << k->info.id << " for " << k->info.user << " (role " << k->info.role
+              << "); the secret above is shown only now\n";
+  }
+  return 0;
+}
+
+int List(const KeysOptions& options, auth::KeyStore& store) {
+  StatusOr<std::vector<auth::KeyInfo>> list = store.List();
+  if (!list.ok()) {
+    std::cerr << "airlock keys: " << list.status().message() << "\n";
+    return 1;
+  }
+  nlohmann::json j = nlohmann::json::array();
+  for (const auth::KeyInfo& k : *list) j.push_back(ToJson(k));
+  if (options.json) {
+    std::cout << j.dump(2) << std::endl;
+  } else {
+    for (const auth::KeyInfo& k : *list) {
+      std::cout << k.id << "  " << k.user << "  " << k.role << "  " << (k.revoked_at ? "revoked" : "active")
+                << (k.name.empty() ? "" : "  " + k.name) << "\n";
+    }
+  }
+  return 0;
+}
+
+int Revoke(const KeysOptions& options, auth::KeyStore& store, audit::AuditLog& log) {
+  auth::KeyInfo key;
+  key.id = options.id;
+  if (StatusOr<std::vector<auth::KeyInfo>> list = store.List(); list.ok()) {
+    for (const auth::KeyInfo& k : *list) {
+      if (k.id == options.id) key = k;
+    }
+  }
+  Status st = store.Revoke(options.id);
+  if (!st.ok()) {
+    std::cerr << "airlock keys: " << st.message() << "\n";
+    return st.code() == StatusCode::kNotFound ? 2 : 1;
+  }
+  // A revocation stands even if it cannot be recorded.
+  if (Status logged = log.Event(KeyEvent("key_revoke", options, key)); !logged.ok()) {
+    std::cerr << "airlock keys: key " << options.id << " revoked, but " << logged.message() << "\n";
+    return 1;
+  }
+  std::cerr << "key " << options.id << " revoked\n";
+  return 0;
+}
+
 }  // namespace
 
 int KeysCommand(const KeysOptions& options) {
+  std::unique_ptr<audit::AuditLog> log;
+  if (options.action != "list") {
+    // Opened before the key store is touched: with fail_closed, no log, no change.
+    StatusOr<config::Config> cfg = LoadConfigOrDefault(options.config_path);
+    if (!cfg.ok()) {
+      std::cerr << "airlock keys: " << cfg.status().message() << "\n";
+      return 2;
+    }
+    StatusOr<std::unique_ptr<audit::AuditLog>> opened = audit::AuditLog::Open(*cfg);
+    if (!opened.ok()) {
+      std::cerr << "airlock keys: " << opened.status().message()
+                << "; refusing to change keys (audit.fail_closed)\n";
+      return 1;
+    }
+    log = std::move(*opened);
+  }
   StatusOr<std::unique_ptr<auth::KeyStore>> store = auth::KeyStore::Open(options.file);
   if (!store.ok()) {
     std::cerr << "airlock keys: " << store.status().message() << "\n";
     return 1;
   }
-  if (options.action == "create") {
-    StatusOr<auth::NewKey> k = (*store)->Create(options.user, options.role, options.name);
-    if (!k.ok()) {
-      std::cerr << "airlock keys: " << k.status().message() << "\n";
-      return 2;
-    }
-    if (options.json) {
-      nlohmann::json j = ToJson(k->info);
-      j["secret"] = k->secret;
-      std::cout << j.dump(2) << std::endl;
-    } else {
-      std::cout << k->secret << std::endl;
-      std::cerr << "key " << k->info.id << " for " << k->info.user << " (role " << k->info.role
-                << "); the secret above is shown only now\n";
-    }
-    return 0;
-  }
-  if (options.action == "list") {
-    StatusOr<std::vector<auth::KeyInfo>> list = (*store)->List();
-    if (!list.ok()) {
-      std::cerr << "airlock keys: " << list.status().message() << "\n";
-      return 1;
-    }
-    nlohmann::json j = nlohmann::json::array();
-    for (const auth::KeyInfo& k : *list) j.push_back(ToJson(k));
-    if (options.json) {
-      std::cout << j.dump(2) << std::endl;
-    } else {
-      for (const auth::KeyInfo& k : *list) {
-        std::cout << k.id << "  " << k.user << "  " << k.role << "  " << (k.revoked_at ? "revoked" : "active")
-                  << (k.name.empty() ? "" : "  " + k.name) << "\n";
-      }
-    }
-    return 0;
-  }
-  Status st = (*store)->Revoke(options.id);
-  if (!st.ok()) {
-    std::cerr << "airlock keys: " << st.message() << "\n";
-    return st.code() == StatusCode::kNotFound ? 2 : 1;
-  }
-  std::cerr << "key " << options.id << " revoked\n";
-  return 0;
+  if (options.action == "list") return List(options, **store);
+  if (options.action == "create") return Create(options, **store, *log);
+  return Revoke(options, **store, *log);
 }
 
 }  // namespace airlock::cli

@@ -15,6 +15,9 @@
 #include "codemode/settings.h"
 #include "gateway/gateway.h"
 #include "jail/init/files.h"
+#include "audit/audit_log.h"
+#include "governance/policy.h"
+#include "mcp/access.h"
 #include "mcp/tools/execute_tool.h"
 
 namespace airlock::cli {
@@ -73,6 +76,11 @@ class CliCallContext : public mcp::ToolCallContext {
   void Log(mcp::LogLevel, const std::string& text) override { std::cerr << "airlock: " << text << "\n"; }
   CancelToken& cancel() override { return cancel_; }
   const std::string& protocol_version() const override { return version_; }
+  const governance::Caller& caller() const override { return caller_; }
+  const std::string& run_id() const override { return run_id_; }
+
+  governance::Caller caller_;
+  std::string run_id_ = audit::NewRunId();
 
  private:
   CancelToken cancel_;
@@ -99,7 +107,23 @@ int RunCodeMode(const RunOptions& options, const config::Config& cfg, const std:
     std::cerr << "airlock: " << rt.status().message() << "\n";
     return 125;
   }
-  mcp::ExecuteTool tool(**gw, *rt->executor, settings->limits, 1u << 20);
+  StatusOr<governance::Policy> policy = governance::Policy::FromJson(cfg.roles, cfg.endpoints, cfg.access);
+  if (!policy.ok()) {
+    std::cerr << "airlock: config: " << policy.status().message() << "\n";
+    return 125;
+  }
+  const governance::Endpoint* endpoint = policy->DefaultEndpoint();
+  if (endpoint == nullptr) {
+    std::cerr << "airlock: config: several endpoints and none named \"default\"\n";
+    return 125;
+  }
+  StatusOr<std::unique_ptr<audit::AuditLog>> audit = audit::AuditLog::Open(cfg);
+  if (!audit.ok()) {
+    std::cerr << "airlock: audit log: " << audit.status().message() << "\n";
+    return 125;
+  }
+  mcp::Access access(*policy, *endpoint, gw->get());
+  mcp::ExecuteTool tool(**gw, *rt->executor, access, audit->get(), settings->limits, 1u << 20);
   nlohmann::json args = {{"language", options.language}, {"code", code}};
   if (!options.connectors.empty()) args["connectors"] = options.connectors;
   nlohmann::json limits = nlohmann::json::object();
@@ -107,6 +131,8 @@ int RunCodeMode(const RunOptions& options, const config::Config& cfg, const std:
   if (options.memory_mb) limits["memory_mb"] = options.memory_mb;
   if (!limits.empty()) args["limits"] = limits;
   CliCallContext ctx;
+  ctx.caller_ = {.user = policy->stdio().user, .role = policy->stdio().role, .auth = "cli", .endpoint = endpoint->name,
+                 .client = "airlock-cli"};
   StatusOr<nlohmann::json> out = tool.Call(args, ctx);
   if (!out.ok()) {
     std::cerr << "airlock: " << out.status().message() << "\n";

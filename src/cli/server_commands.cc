@@ -1,16 +1,22 @@
 // `airlock serve` (the MCP server; never runs code itself) and
 // `airlock runner` (the process that owns the jails, started by serve).
+#include <poll.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <iostream>
+#include <map>
 #include <thread>
 
+#include "audit/audit_log.h"
 #include "auth/key_store.h"
 #include "base/self_exe.h"
 #include "cli/commands.h"
 #include "cli/executor_factory.h"
 #include "codemode/settings.h"
+#include "codetools/code_tool_store.h"
+#include "governance/policy.h"
 #include "gateway/gateway.h"
 #include "mcp/http_transport.h"
 #include "mcp/server.h"
@@ -20,6 +26,18 @@
 #include "runner/spawned_runner.h"
 
 namespace airlock::cli {
+namespace {
+
+// The code tool store under the state dir (created 0700 if missing).
+StatusOr<std::unique_ptr<codetools::CodeToolStore>> OpenCodeToolStore(const config::Config& cfg) {
+  const std::string dir = cfg.ResolvedStateDir();
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Unavailable("cannot create " + dir + ": " + ec.message());
+  return codetools::OpenSqliteCodeToolStore(cfg.CodeToolsDbPath());
+}
+
+}  // namespace
 
 int ServeCommand(const ServeOptions& options) {
   StatusOr<config::Config> cfg = LoadConfigOrDefault(options.config_path);
@@ -29,6 +47,12 @@ int ServeCommand(const ServeOptions& options) {
   }
   if (!options.http.empty()) cfg->server.http.listen = options.http;
   if (!options.token_file.empty()) cfg->server.http.token_file = options.token_file;
+  if (!options.state_dir.empty()) cfg->server.state_dir = options.state_dir;
+  StatusOr<governance::Policy> policy = governance::Policy::FromJson(cfg->roles, cfg->endpoints, cfg->access);
+  if (!policy.ok()) {
+    std::cerr << "airlock: config: " << policy.status().message() << "\n";
+    return 2;
+  }
   StatusOr<codemode::Settings> code_mode = codemode::SettingsFromJson(cfg->code_mode);
   if (!code_mode.ok()) {
     std::cerr << "airlock: config: " << code_mode.status().message() << "\n";
@@ -82,15 +106,69 @@ int ServeCommand(const ServeOptions& options) {
       t.join();
     }
   } join_connect{connect, stop_connecting};
-  mcp::McpServer server(*cfg, client, gw->get());
+  // Governance: roles, endpoints, the audit log and the code tool store.
+  StatusOr<std::unique_ptr<audit::AuditLog>> audit_log = audit::AuditLog::Open(*cfg);
+  if (!audit_log.ok()) {
+    std::cerr << "airlock: audit log " << cfg->AuditDbPath() << ": " << audit_log.status().message()
+              << " (set audit.fail_closed to false to serve without it)\n";
+    return 2;
+  }
+  StatusOr<std::unique_ptr<codetools::CodeToolStore>> code_tools = OpenCodeToolStore(*cfg);
+  if (!code_tools.ok()) {
+    std::cerr << "airlock: code tools " << cfg->CodeToolsDbPath() << ": " << code_tools.status().message() << "\n";
+    return 2;
+  }
+  std::map<std::string, std::unique_ptr<mcp::McpServer>> servers;  // endpoint path -> server
+  auto make_server = [&](const governance::Endpoint& e) {
+    mcp::ServerOptions so{.endpoint = e.name, .code_tools = code_tools->get(), .audit = audit_log->get()};
+    return std::make_unique<mcp::McpServer>(*cfg, client, gw->get(), so);
+  };
+  if (options.http.empty()) {
+    const governance::Endpoint* e =
+        options.endpoint.empty() ? policy->DefaultEndpoint() : policy->FindEndpoint(options.endpoint);
+    if (e == nullptr) {
+      std::cerr << "airlock: " << (options.endpoint.empty() ? "several endpoints are configured; pick one with --endpoint"
+                                                            : "no endpoint named \"" + options.endpoint + "\"")
+                << "\n";
+      return 2;
+    }
+    servers[e->path] = make_server(*e);
+  } else {
+    for (const governance::Endpoint& e : policy->endpoints()) servers[e.path] = make_server(e);
+  }
+  // Approved (or revoked) code tools appear without a restart:
+  // notifications/tools/list_changed whenever the store changes.
+  CancelToken stop_watching;
+  std::thread watcher([&] {
+    int64_t seen = (*code_tools)->Generation();
+    for (;;) {
+      pollfd wake{.fd = stop_watching.fd(), .events = POLLIN, .revents = 0};
+      ::poll(&wake, 1, 500);
+      if (stop_watching.cancelled()) break;
+      const int64_t now = (*code_tools)->Generation();
+      if (now == seen) continue;
+      seen = now;
+      for (auto& [path, server] : servers) server->NotifyToolsChanged();
+    }
+  });
+  struct JoinGuard2 {
+    std::thread& t;
+    CancelToken& cancel;
+    ~JoinGuard2() {
+      cancel.Cancel();
+      t.join();
+    }
+  } join_watcher{watcher, stop_watching};
 
-  if (options.http.empty()) return mcp::ServeStdio(server, 0, 1);
+  if (options.http.empty()) return mcp::ServeStdio(*servers.begin()->second, 0, 1);
 
   StatusOr<mcp::HttpOptions> http = mcp::HttpOptionsFromConfig(*cfg);
   if (!http.ok()) {
     std::cerr << "airlock: " << http.status().message() << "\n";
     return 2;
   }
+  http->token_role = policy->token_role();
+  http->anonymous_role = policy->anonymous_role();
   std::unique_ptr<auth::KeyStore> keys;
   if (!cfg->server.http.keys_file.empty()) {
     StatusOr<std::unique_ptr<auth::KeyStore>> opened = auth::KeyStore::Open(cfg->server.http.keys_file);
@@ -99,18 +177,25 @@ int ServeCommand(const ServeOptions& options) {
       return 2;
     }
     keys = std::move(opened).value();
-    http->authenticate = [k = keys.get()](std::string_view token) {
-      return k->Authenticate(std::string(token)).has_value();
+    http->authenticate = [k = keys.get()](std::string_view token) -> std::optional<governance::Caller> {
+      std::optional<auth::Identity> id = k->Authenticate(std::string(token));
+      if (!id) return std::nullopt;
+      return governance::Caller{.user = id->user, .role = id->role, .auth = "api_key", .key_id = id->key_id};
     };
   }
-  mcp::HttpTransport transport(server, *http);
+  std::map<std::string, mcp::McpServer*> by_path;
+  for (auto& [path, server] : servers) by_path[path] = server.get();
+  mcp::HttpTransport transport(by_path, *http);
   if (Status st = transport.Start(); !st.ok()) {
     std::cerr << "airlock: " << st.message() << "\n";
     return 1;
   }
   const std::string self = SelfExecutablePath();
-  std::cerr << "airlock " << AIRLOCK_VERSION << " serving MCP (Streamable HTTP) at " << transport.url() << "\n"
+  std::cerr << "airlock " << AIRLOCK_VERSION << " serving MCP (Streamable HTTP) at";
+  for (const auto& [path, server] : servers) std::cerr << " " << transport.url(path);
+  std::cerr << "\n"
             << (http->bearer_token.empty() ? "" : "clients must send: Authorization: Bearer <token from the token file>\n")
+            << (keys ? "clients must send: Authorization: Bearer <an API key from `airlock keys create`>\n" : "")
             << "For MCP clients that launch servers over stdio, use:\n"
             << "  {\"mcpServers\": {\"airlock\": {\"command\": \"" << self << "\", \"args\": [\"serve\"]}}}\n"
             << "Press Ctrl-C to stop." << std::endl;

@@ -4,6 +4,7 @@
 #include <memory>
 #include <utility>
 
+#include "audit/redaction.h"
 #include "base/encoding.h"
 #include "codemode/bridge_frames.h"
 #include "codemode/error_codes.h"
@@ -42,10 +43,11 @@ BridgeSession::BridgeSession(gateway::Gateway& gateway, Grants grants, Limits li
       grants_(std::move(grants)),
       limits_(limits),
       deadline_(deadline),
-      visible_([this](const gateway::ToolEntry& e) { return grants_.connectors.count(e.connector) > 0; }),
+      visible_([this](const gateway::ToolEntry& e) {
+        return grants_.connectors.count(e.connector) > 0 && (!grants_.tool_filter || grants_.tool_filter(e));
+      }),
       callable_([this](const gateway::ToolEntry& e) {
-        return grants_.connectors.count(e.connector) > 0 &&
-               (e.read_only || grants_.write_connectors.count(e.connector) > 0);
+        return visible_(e) && (e.read_only || grants_.write_connectors.count(e.connector) > 0);
       }),
       log_(size_t{limits.max_calls} + CallLog::kExtraRecords),
       queue_(limits.max_concurrent) {}
@@ -129,6 +131,7 @@ bool BridgeSession::CheckCall(Request& r, const json& frame) {
   const std::string args_text = Dump(r.args);
   r.rec.args_bytes = args_text.size();
   r.rec.args_sha256 = Sha256Hex(args_text);
+  r.rec.args_redacted = audit::RedactArgs(r.args);
   if (args_text.size() > limits_.max_args_bytes) {
     Deny(r, kErrLimitArgs, TooLarge("the arguments are", args_text.size(), limits_.max_args_bytes), "args_too_large");
     return false;

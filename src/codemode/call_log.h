@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace airlock::codemode {
 
 // One bridge request. Only op, name, decision and error_code may be shown to
@@ -38,6 +40,7 @@ struct CallRecord {
   uint64_t args_bytes = 0, result_bytes = 0;
   uint64_t duration_ms = 0;  // arrival to reply (includes waiting in the queue)
   std::string args_sha256;   // of the serialized args (calls only)
+  nlohmann::json args_redacted;  // audit::RedactArgs(args) (calls only; never the raw args)
 };
 
 class CallLog {

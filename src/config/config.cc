@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <limits>
 #include <set>
@@ -81,6 +82,13 @@ class ObjectReader {
     return OkStatus();
   }
 
+  Status Bool(const std::string& key, bool* out) const {
+    if (!Has(key)) return OkStatus();
+    if (!Get(key).is_boolean()) return InvalidArgument(PathOf(key) + ": expected true or false");
+    *out = Get(key).get<bool>();
+    return OkStatus();
+  }
+
   // A nested object; absent yields an empty object reader.
   ObjectReader Child(const std::string& key) const {
     static const json kEmpty = json::object();
@@ -115,7 +123,9 @@ Status ReadHttp(const ObjectReader& r, HttpConfig* c) {
 }
 
 Status ReadServer(const ObjectReader& r, ServerConfig* c) {
-  AIRLOCK_RETURN_IF_ERROR(r.Check({"http", "max_message_bytes", "max_concurrent_runs", "max_queued_runs"}));
+  AIRLOCK_RETURN_IF_ERROR(
+      r.Check({"http", "max_message_bytes", "max_concurrent_runs", "max_queued_runs", "state_dir"}));
+  AIRLOCK_RETURN_IF_ERROR(r.Str("state_dir", &c->state_dir));
   AIRLOCK_RETURN_IF_ERROR(ReadHttp(r.Child("http"), &c->http));
   AIRLOCK_RETURN_IF_ERROR(r.U64("max_message_bytes", &c->max_message_bytes, 1024, 1ull << 30));
   AIRLOCK_RETURN_IF_ERROR(r.Int("max_concurrent_runs", &c->max_concurrent_runs, 0, 4096));
@@ -156,19 +166,37 @@ int Config::ResolvedMaxConcurrentRuns() const {
   return n > 0 ? static_cast<int>(n) : 1;
 }
 
+std::string Config::ResolvedStateDir() const {
+  if (!server.state_dir.empty()) return server.state_dir;
+  if (geteuid() == 0) return "/var/lib/airlock";
+  const char* xdg = getenv("XDG_STATE_HOME");
+  if (xdg != nullptr && xdg[0] == '/') return std::string(xdg) + "/airlock";
+  const char* home = getenv("HOME");
+  return std::string(home != nullptr && home[0] == '/' ? home : "/tmp") + "/.local/state/airlock";
+}
+
+std::string Config::AuditDbPath() const { return audit.path.empty() ? ResolvedStateDir() + "/audit.db" : audit.path; }
+
+std::string Config::CodeToolsDbPath() const { return ResolvedStateDir() + "/codetools.db"; }
+
 Config DefaultConfig() { return Config{}; }
 
 StatusOr<Config> ConfigFromJson(const json& j) {
   Config c = DefaultConfig();
   ObjectReader root(j, "config");
   AIRLOCK_RETURN_IF_ERROR(root.Check({"$schema", "server", "limits", "languages", "mcpServers",
-                                      "endpoints", "roles", "codeMode"}));
+                                      "endpoints", "roles", "access", "codeMode", "audit"}));
   AIRLOCK_RETURN_IF_ERROR(ReadServer(root.Child("server"), &c.server));
   AIRLOCK_RETURN_IF_ERROR(ReadLimits(root.Child("limits"), &c.limits));
   ObjectReader langs = root.Child("languages");
   AIRLOCK_RETURN_IF_ERROR(langs.Check({"enabled"}));
   AIRLOCK_RETURN_IF_ERROR(langs.StrList("enabled", &c.languages.enabled));
-  for (const char* key : {"mcpServers", "endpoints", "roles", "codeMode"}) {
+  ObjectReader audit = root.Child("audit");
+  AIRLOCK_RETURN_IF_ERROR(audit.Check({"enabled", "path", "fail_closed"}));
+  AIRLOCK_RETURN_IF_ERROR(audit.Bool("enabled", &c.audit.enabled));
+  AIRLOCK_RETURN_IF_ERROR(audit.Str("path", &c.audit.path));
+  AIRLOCK_RETURN_IF_ERROR(audit.Bool("fail_closed", &c.audit.fail_closed));
+  for (const char* key : {"mcpServers", "endpoints", "roles", "access", "codeMode"}) {
     if (root.Has(key) && !root.Get(key).is_object() && !root.Get(key).is_null()) {
       return InvalidArgument(root.PathOf(key) + ": expected an object");
     }
@@ -176,6 +204,7 @@ StatusOr<Config> ConfigFromJson(const json& j) {
   if (root.Has("mcpServers")) c.mcp_servers = root.Get("mcpServers");
   if (root.Has("endpoints")) c.endpoints = root.Get("endpoints");
   if (root.Has("roles")) c.roles = root.Get("roles");
+  if (root.Has("access")) c.access = root.Get("access");
   if (root.Has("codeMode")) c.code_mode = root.Get("codeMode");
   return c;
 }
@@ -218,7 +247,12 @@ json ConfigToJson(const Config& c) {
           {"max_sessions", h.max_sessions}}},
         {"max_message_bytes", c.server.max_message_bytes},
         {"max_concurrent_runs", c.server.max_concurrent_runs},
-        {"max_queued_runs", c.server.max_queued_runs}}},
+        {"max_queued_runs", c.server.max_queued_runs},
+        {"state_dir", c.server.state_dir.empty() ? json(nullptr) : json(c.server.state_dir)}}},
+      {"audit",
+       {{"enabled", c.audit.enabled},
+        {"path", c.audit.path.empty() ? json(nullptr) : json(c.audit.path)},
+        {"fail_closed", c.audit.fail_closed}}},
       {"limits",
        {{"default_timeout_ms", l.default_timeout_ms},
         {"max_timeout_ms", l.max_timeout_ms},
@@ -233,6 +267,7 @@ json ConfigToJson(const Config& c) {
   if (!c.mcp_servers.is_null()) out["mcpServers"] = c.mcp_servers;
   if (!c.endpoints.is_null()) out["endpoints"] = c.endpoints;
   if (!c.roles.is_null()) out["roles"] = c.roles;
+  if (!c.access.is_null()) out["access"] = c.access;
   if (!c.code_mode.is_null()) out["codeMode"] = c.code_mode;
   return out;
 }
@@ -276,8 +311,19 @@ json ConfigSchemaDoc() {
       {"codeMode", "object",
        "Code mode: {\"enabled\": true, \"limits\": {wall_ms, max_calls, max_concurrent, max_args_bytes, "
        "max_result_bytes, max_console_bytes, memory_mb}} (see docs/codemode.md)."},
-      {"endpoints", "object", "Reserved (later); stored verbatim."},
-      {"roles", "object", "Reserved (later); stored verbatim."},
+      {"server.state_dir", "string|null",
+       "Directory for audit.db and codetools.db; default /var/lib/airlock (root) or ~/.local/state/airlock."},
+      {"audit.enabled", "boolean", "Write the audit log (runs, bridged calls, direct tool calls, admin actions)."},
+      {"audit.path", "string|null", "The audit database; default <state_dir>/audit.db."},
+      {"audit.fail_closed", "boolean", "Refuse runs and tool calls when the audit log cannot be written."},
+      {"endpoints", "object",
+       "Named endpoints: \"name\": {path, connectors, code_mode: off|tools|inline, gateway, run_code} "
+       "(see docs/governance.md)."},
+      {"roles", "object",
+       "Roles: \"name\": {connectors, tools, code_tools, inline, propose, write, admin} (see docs/governance.md)."},
+      {"access", "object",
+       "Who callers are without an API key: {stdio: {user, role}, token_role, anonymous_role} "
+       "(see docs/governance.md)."},
   };
   json defaults = ConfigToJson(DefaultConfig());
   json out = json::object();

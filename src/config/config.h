@@ -44,6 +44,16 @@ struct ServerConfig {
   uint64_t max_message_bytes = 4u << 20;  // one JSON-RPC message (stdio line / POST body)
   int max_concurrent_runs = 0;            // 0: number of cores
   int max_queued_runs = 16;
+  // Where airlock keeps its state (audit.db, codetools.db). Empty: the
+  // default, ResolvedStateDir().
+  std::string state_dir;
+};
+
+// "audit": the log of every run, call and admin action (audit/audit_log.h).
+struct AuditConfig {
+  bool enabled = true;
+  std::string path;          // empty: <state dir>/audit.db
+  bool fail_closed = true;   // refuse runs when the log cannot be written
 };
 
 struct LimitsConfig {
@@ -69,12 +79,21 @@ struct Config {
   nlohmann::json mcp_servers;  // "mcpServers"
   nlohmann::json endpoints;    // "endpoints"
   nlohmann::json roles;        // "roles"
+  nlohmann::json access;       // "access" (governance/policy.h validates the three)
+  AuditConfig audit;
   // "codeMode": {"enabled": true, "limits": {codemode::Limits fields}};
   // validated where it is used (codemode::LimitsFromJson). Null: defaults.
   nlohmann::json code_mode;
 
   // max_concurrent_runs with 0 resolved to the number of online cores.
   int ResolvedMaxConcurrentRuns() const;
+  // server.state_dir, or /var/lib/airlock for root, else
+  // $XDG_STATE_HOME/airlock (default ~/.local/state/airlock).
+  std::string ResolvedStateDir() const;
+  // audit.path, or <state dir>/audit.db.
+  std::string AuditDbPath() const;
+  // <state dir>/codetools.db: stored code tools and their approvals.
+  std::string CodeToolsDbPath() const;
 };
 
 Config DefaultConfig();

@@ -134,6 +134,8 @@ class HttpTransport::StreamChannel : public ReplyChannel {
 
 struct HttpTransport::Entry {
   std::string id;
+  std::string path;             // the endpoint it was created on
+  governance::Caller caller;    // who created it
   std::shared_ptr<Session> session;
   std::shared_ptr<StreamChannel> stream;
   std::atomic<int64_t> last_activity_ms{NowMs()};
@@ -191,14 +193,23 @@ StatusOr<HttpOptions> HttpOptionsFromConfig(const config::Config& config) {
 }
 
 HttpTransport::HttpTransport(McpServer& server, HttpOptions options)
-    : server_(server), options_(std::move(options)), http_(std::make_unique<httplib::Server>()) {}
+    : HttpTransport(std::map<std::string, McpServer*>{{"/mcp", &server}}, std::move(options)) {}
+
+HttpTransport::HttpTransport(std::map<std::string, McpServer*> servers, HttpOptions options)
+    : servers_(std::move(servers)), options_(std::move(options)), http_(std::make_unique<httplib::Server>()) {}
 
 HttpTransport::~HttpTransport() { Stop(); }
 
 std::string HttpTransport::url() const {
   std::string host = options_.host.find(':') != std::string::npos ? "[" + options_.host + "]" : options_.host;
   if (host == "0.0.0.0") host = "127.0.0.1";
-  return "http://" + host + ":" + std::to_string(port_) + "/mcp";
+  return "http://" + host + ":" + std::to_string(port_) + (servers_.count("/mcp") || servers_.empty() ? "/mcp" : servers_.begin()->first);
+}
+
+std::string HttpTransport::url(const std::string& path) const {
+  std::string host = options_.host.find(':') != std::string::npos ? "[" + options_.host + "]" : options_.host;
+  if (host == "0.0.0.0") host = "127.0.0.1";
+  return "http://" + host + ":" + std::to_string(port_) + path;
 }
 
 size_t HttpTransport::session_count() const {
@@ -261,15 +272,19 @@ void HttpTransport::Install() {
     return PreCheck(req, res) ? httplib::Server::HandlerResponse::Unhandled
                               : httplib::Server::HandlerResponse::Handled;
   });
-  http_->Post("/mcp", [this](const httplib::Request& req, httplib::Response& res) { HandlePost(req, res); });
-  http_->Get("/mcp", [this](const httplib::Request& req, httplib::Response& res) { HandleGet(req, res); });
-  http_->Delete("/mcp", [this](const httplib::Request& req, httplib::Response& res) { HandleDelete(req, res); });
+  for (const auto& [path, server] : servers_) {
+    http_->Post(path, [this](const httplib::Request& req, httplib::Response& res) { HandlePost(req, res); });
+    http_->Get(path, [this](const httplib::Request& req, httplib::Response& res) { HandleGet(req, res); });
+    http_->Delete(path, [this](const httplib::Request& req, httplib::Response& res) { HandleDelete(req, res); });
+  }
 }
 
 // Runs before the body is read, so rejected requests never upload it.
 bool HttpTransport::PreCheck(const httplib::Request& req, httplib::Response& res) {
-  if (req.path != "/mcp") {
-    Reject(res, 404, "Not Found: the MCP endpoint is /mcp", true);
+  if (!servers_.count(req.path)) {
+    std::string paths;
+    for (const auto& [path, server] : servers_) paths += (paths.empty() ? "" : ", ") + path;
+    Reject(res, 404, "Not Found: the MCP endpoints are " + paths, true);
     return false;
   }
   if (stopping_) {
@@ -285,21 +300,29 @@ bool HttpTransport::PreCheck(const httplib::Request& req, httplib::Response& res
     Reject(res, 403, "Forbidden: Origin not allowed", true);
     return false;
   }
-  const bool token_ok = !options_.bearer_token.empty() &&
-                        BearerMatches(req.get_header_value("Authorization"), options_.bearer_token);
-  bool key_ok = false;
-  if (options_.authenticate && !token_ok) {
-    const std::string header = req.get_header_value("Authorization");
-    const std::string_view given = BearerToken(header);
-    key_ok = !given.empty() && options_.authenticate(given);
-  }
-  const bool auth_required = !options_.bearer_token.empty() || static_cast<bool>(options_.authenticate);
-  if (auth_required && !token_ok && !key_ok) {
+  if (!Identify(req)) {
     Reject(res, 401, "Unauthorized: a valid bearer token is required", true);
     res.set_header("WWW-Authenticate", "Bearer realm=\"airlock\"");
     return false;
   }
   return true;
+}
+
+std::optional<governance::Caller> HttpTransport::Identify(const httplib::Request& req) const {
+  const std::string header = req.get_header_value("Authorization");
+  if (!options_.bearer_token.empty() && BearerMatches(header, options_.bearer_token)) {
+    return governance::Caller{.user = "token", .role = options_.token_role, .auth = "token"};
+  }
+  if (options_.authenticate) {
+    const std::string_view given = BearerToken(header);
+    if (!given.empty()) {
+      if (std::optional<governance::Caller> who = options_.authenticate(given)) return who;
+    }
+  }
+  if (options_.bearer_token.empty() && !options_.authenticate) {
+    return governance::Caller{.user = "anonymous", .role = options_.anonymous_role, .auth = "none"};
+  }
+  return std::nullopt;
 }
 
 std::shared_ptr<HttpTransport::Entry> HttpTransport::FindSession(const httplib::Request& req,
@@ -314,8 +337,16 @@ std::shared_ptr<HttpTransport::Entry> HttpTransport::FindSession(const httplib::
     auto it = sessions_.find(req.get_header_value("Mcp-Session-Id"));
     if (it != sessions_.end()) entry = it->second;
   }
-  if (!entry) {
+  if (!entry || entry->path != req.path) {
     Reject(res, 404, "Session not found");
+    return nullptr;
+  }
+  // A session belongs to the identity that created it: another valid key
+  // cannot use (or end) it.
+  std::optional<governance::Caller> who = Identify(req);
+  if (!who || who->user != entry->caller.user || who->key_id != entry->caller.key_id ||
+      who->auth != entry->caller.auth) {
+    Reject(res, 403, "Forbidden: this session belongs to another identity");
     return nullptr;
   }
   if (req.has_header("MCP-Protocol-Version") &&
@@ -343,7 +374,7 @@ void HttpTransport::HandlePost(const httplib::Request& req, httplib::Response& r
     return;
   }
   const jsonrpc::Message& m = *parsed.message;
-  if (m.kind == jsonrpc::Kind::kRequest && m.method == "initialize") return HandleInitialize(m, res);
+  if (m.kind == jsonrpc::Kind::kRequest && m.method == "initialize") return HandleInitialize(req, m, res);
 
   std::shared_ptr<Entry> entry = FindSession(req, res);
   if (!entry) return;
@@ -428,7 +459,9 @@ void HttpTransport::Respond(const std::shared_ptr<Entry>& entry, const jsonrpc::
       });
 }
 
-void HttpTransport::HandleInitialize(const jsonrpc::Message& m, httplib::Response& res) {
+void HttpTransport::HandleInitialize(const httplib::Request& req, const jsonrpc::Message& m, httplib::Response& res) {
+  std::optional<governance::Caller> who = Identify(req);
+  if (!who) return Reject(res, 401, "Unauthorized: a valid bearer token is required");
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (sessions_.size() >= options_.max_sessions) {
@@ -436,8 +469,10 @@ void HttpTransport::HandleInitialize(const jsonrpc::Message& m, httplib::Respons
     }
   }
   auto entry = std::make_shared<Entry>();
+  entry->path = req.path;
+  entry->caller = *who;
   entry->stream = std::make_shared<StreamChannel>();
-  entry->session = server_.NewSession(entry->stream);
+  entry->session = servers_.at(req.path)->NewSession(entry->stream, *who);
   auto channel = std::make_shared<CallChannel>();
   entry->session->Handle(m, channel);
   json response = channel->response();

@@ -1,6 +1,7 @@
 // MCP Streamable HTTP transport (cpp-httplib; see docs/http.md).
 //
-// One endpoint, /mcp:
+// One or more endpoints (paths; /mcp by default), each served by its own
+// McpServer (governance/policy.h endpoints). On each:
 //  * POST a JSON-RPC message. Notifications and responses → 202, no body.
 //    Requests → application/json, except tools/call with a progressToken
 //    (or after logging/setLevel), which gets an SSE stream: progress and
@@ -10,8 +11,10 @@
 //    server-initiated messages (tools/list_changed, broadcast logs); one
 //    per session (a second gets 409).
 //  * DELETE → ends the session, cancelling its runs → 200.
-// Checks, in order: Host and Origin (DNS rebinding) → 403; bearer token
-// (when configured) → 401 with WWW-Authenticate; body larger than
+// Checks, in order: unknown path → 404; Host and Origin (DNS rebinding) →
+// 403; bearer token or API key (when configured) → 401 with
+// WWW-Authenticate; a session used with another identity than the one that
+// created it (or on another endpoint) → 403 / 404; body larger than
 // max_body_bytes → 413 (discarded, not buffered); Accept → 406;
 // Content-Type → 415; missing Mcp-Session-Id → 400, unknown/ended → 404;
 // unsupported MCP-Protocol-Version → 400.
@@ -30,12 +33,14 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "base/status.h"
 #include "config/config.h"
+#include "governance/policy.h"
 #include "mcp/server.h"
 
 namespace httplib {
@@ -52,11 +57,16 @@ struct HttpOptions {
   std::vector<std::string> allowed_origins;
   std::vector<std::string> allowed_hosts;
   std::string bearer_token;  // empty: no authentication
-  // Per-person API keys: admits a request whose bearer token it accepts
-  // (auth::KeyStore::Authenticate in `airlock serve`). When both this and
-  // bearer_token are set, either one admits. Called on every request, so a
-  // revoked key stops working at once.
-  std::function<bool(std::string_view token)> authenticate;
+  // Per-person API keys: the identity (user, role, key id) of a request's
+  // bearer token, or nullopt (auth::KeyStore::Authenticate in `airlock
+  // serve`). When both this and bearer_token are set, either one admits.
+  // Called on every request, so a revoked key stops working at once.
+  std::function<std::optional<governance::Caller>(std::string_view token)> authenticate;
+  // Roles of callers without an API key (config "access"): the static
+  // bearer token's holder (user "token"), and everyone when no
+  // authentication is configured (user "anonymous").
+  std::string token_role = "reader";
+  std::string anonymous_role = "reader";
   uint64_t session_idle_timeout_s = 3600;
   int threads = 32;
   uint64_t max_body_bytes = 4u << 20;
@@ -74,7 +84,10 @@ StatusOr<std::string> ReadTokenFile(const std::string& path);
 
 class HttpTransport {
  public:
+  // One endpoint, /mcp.
   HttpTransport(McpServer& server, HttpOptions options);
+  // Several: path ("/mcp", "/team") -> its server (each must outlive this).
+  HttpTransport(std::map<std::string, McpServer*> servers, HttpOptions options);
   ~HttpTransport();  // Stop()
   HttpTransport(const HttpTransport&) = delete;
   HttpTransport& operator=(const HttpTransport&) = delete;
@@ -86,7 +99,8 @@ class HttpTransport {
   void Stop();
 
   int port() const { return port_; }
-  std::string url() const;  // http://HOST:PORT/mcp
+  std::string url() const;  // http://HOST:PORT/mcp (or the first endpoint's path)
+  std::string url(const std::string& path) const;
   size_t session_count() const;
 
  private:
@@ -99,14 +113,16 @@ class HttpTransport {
   void HandlePost(const httplib::Request& req, httplib::Response& res);
   void HandleGet(const httplib::Request& req, httplib::Response& res);
   void HandleDelete(const httplib::Request& req, httplib::Response& res);
-  void HandleInitialize(const jsonrpc::Message& m, httplib::Response& res);
+  void HandleInitialize(const httplib::Request& req, const jsonrpc::Message& m, httplib::Response& res);
+  // Who sent the request (nullopt: not authenticated).
+  std::optional<governance::Caller> Identify(const httplib::Request& req) const;
   std::shared_ptr<Entry> FindSession(const httplib::Request& req, httplib::Response& res);
   void Respond(const std::shared_ptr<Entry>& entry, const jsonrpc::Message& m,
                const std::shared_ptr<CallChannel>& channel, bool stream, httplib::Response& res);
   void EndSession(const std::shared_ptr<Entry>& entry);
   void ReapIdle();
 
-  McpServer& server_;
+  const std::map<std::string, McpServer*> servers_;
   const HttpOptions options_;
   std::unique_ptr<httplib::Server> http_;
   std::thread listener_;

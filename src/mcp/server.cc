@@ -1,9 +1,17 @@
 #include "mcp/server.h"
 
-#include "mcp/json_rpc.h"
+#include <algorithm>
+#include <iostream>
+
+#include "audit/redaction.h"
+#include "base/encoding.h"
+#include "codemode/bridge_frames.h"
 #include "codemode/settings.h"
+#include "mcp/json_rpc.h"
 #include "mcp/tools/catalog_tools.h"
 #include "mcp/tools/execute_tool.h"
+#include "mcp/tools/gateway_tool.h"
+#include "mcp/tools/propose_tool.h"
 #include "mcp/tools/run_code_tool.h"
 
 namespace airlock::mcp {
@@ -16,30 +24,77 @@ size_t PoolSize(const config::Config& c) {
   return static_cast<size_t>(c.ResolvedMaxConcurrentRuns()) + static_cast<size_t>(c.server.max_queued_runs) + 4;
 }
 
+governance::Policy PolicyOf(const config::Config& c) {
+  StatusOr<governance::Policy> p = governance::Policy::FromJson(c.roles, c.endpoints, c.access);
+  if (p.ok()) return std::move(p).value();
+  std::cerr << "airlock: invalid roles/endpoints/access (serving nothing): " << p.status().message() << "\n";
+  // Roles nobody has: every caller sees nothing.
+  nlohmann::json none = {{"path", "/none"}, {"code_mode", "off"}, {"run_code", false}};
+  none["connectors"] = nlohmann::json::array();
+  return governance::Policy::FromJson(nullptr, {{"none", none}}, nullptr).value();
+}
+
 }  // namespace
 
-McpServer::McpServer(const config::Config& config, runtimes::CodeExecutor& executor, gateway::Gateway* gateway)
-    : config_(config), catalog_(executor, config_), pool_(PoolSize(config_)) {
-  tools_.push_back(std::make_unique<RunCodeTool>(catalog_));
-  tools_.push_back(std::make_unique<ListLanguagesTool>(catalog_));
+McpServer::McpServer(const config::Config& config, runtimes::CodeExecutor& executor, gateway::Gateway* gateway,
+                     ServerOptions options)
+    : config_(config),
+      options_(std::move(options)),
+      gateway_(gateway),
+      policy_(PolicyOf(config_)),
+      catalog_(executor, config_),
+      pool_(PoolSize(config_)) {
+  const governance::Endpoint* e =
+      options_.endpoint.empty() ? policy_.DefaultEndpoint() : policy_.FindEndpoint(options_.endpoint);
+  if (e != nullptr) {
+    endpoint_ = *e;
+    endpoint_ok_ = true;
+  } else {
+    std::cerr << "airlock: no endpoint \"" << options_.endpoint << "\" (serving nothing)\n";
+    endpoint_.name = options_.endpoint;
+    endpoint_.connectors.clear();
+    endpoint_.code_mode = governance::CodeMode::kOff;
+    endpoint_.run_code = false;
+  }
+  access_ = std::make_unique<Access>(policy_, endpoint_, gateway_);
+  run_code_ = std::make_shared<RunCodeTool>(catalog_, options_.audit);
+  list_languages_ = std::make_shared<ListLanguagesTool>(catalog_);
   // Code mode is offered when there is something to call: at least one
   // connector configured (mcpServers) and codeMode.enabled not false.
-  if (gateway != nullptr && !gateway->connector_names().empty()) {
+  if (gateway_ != nullptr && !gateway_->connector_names().empty()) {
     // The caller validated the section (serve refuses a bad config).
     StatusOr<codemode::Settings> settings = codemode::SettingsFromJson(config_.code_mode);
     if (settings.ok() && settings->enabled) {
       code_mode_ = true;
-      tools_.push_back(std::make_unique<ExecuteTool>(*gateway, executor, settings->limits, 1u << 20));
-      tools_.push_back(std::make_unique<SearchToolsTool>(*gateway));
-      tools_.push_back(std::make_unique<DescribeToolTool>(*gateway));
+      code_limits_ = settings->limits;
+      execute_ = std::make_shared<ExecuteTool>(*gateway_, executor, *access_, options_.audit, code_limits_, 1u << 20);
+      search_ = std::make_shared<SearchToolsTool>(*gateway_, *access_);
+      describe_ = std::make_shared<DescribeToolTool>(*gateway_, *access_);
+      if (options_.code_tools != nullptr) {
+        propose_ = std::make_shared<ProposeCodeToolTool>(
+            *options_.code_tools, *access_, options_.audit,
+            std::set<std::string>{"run_code", "list_languages", "execute", "search_tools", "describe_tool",
+                                  "propose_code_tool"});
+      }
     }
   }
+  code_tool_deps_ = {.gateway = gateway_,
+                     .executor = &executor,
+                     .access = access_.get(),
+                     .audit = options_.audit,
+                     .store = options_.code_tools,
+                     .admin_limits = code_limits_};
 }
 
 McpServer::~McpServer() = default;
 
-std::shared_ptr<Session> McpServer::NewSession(std::shared_ptr<ReplyChannel> standalone) {
-  auto session = std::make_shared<Session>(*this, std::move(standalone));
+governance::Caller McpServer::StdioCaller() const {
+  return {.user = policy_.stdio().user, .role = policy_.stdio().role, .auth = "stdio", .endpoint = endpoint_.name};
+}
+
+std::shared_ptr<Session> McpServer::NewSession(std::shared_ptr<ReplyChannel> standalone, governance::Caller caller) {
+  caller.endpoint = endpoint_.name;
+  auto session = std::make_shared<Session>(*this, std::move(standalone), std::move(caller));
   std::lock_guard<std::mutex> lock(mu_);
   std::erase_if(sessions_, [](const std::weak_ptr<Session>& s) { return s.expired(); });
   sessions_.push_back(session);
@@ -70,11 +125,74 @@ void McpServer::Broadcast(LogLevel level, const std::string& text) {
   }
 }
 
-Tool* McpServer::FindTool(const std::string& name) const {
-  for (const auto& t : tools_) {
-    if (t->name() == name) return t.get();
+std::vector<std::shared_ptr<Tool>> McpServer::ToolsFor(const governance::Caller& caller) {
+  std::vector<std::shared_ptr<Tool>> out;
+  const governance::Role* role = policy_.FindRole(caller.role);
+  if (role == nullptr || !endpoint_ok_) return out;
+  if (endpoint_.run_code && role->inline_code) {
+    out.push_back(run_code_);
+    out.push_back(list_languages_);
+  }
+  if (code_mode_ && endpoint_.code_mode == governance::CodeMode::kInline) {
+    if (role->inline_code) {
+      out.push_back(execute_);
+      out.push_back(search_);
+      out.push_back(describe_);
+    }
+    if (propose_ != nullptr && role->propose) out.push_back(propose_);
+  }
+  if (code_mode_ && endpoint_.code_mode != governance::CodeMode::kOff && options_.code_tools != nullptr) {
+    // Code tools are offered on every endpoint with code mode (wherever they
+    // were proposed), to callers who can see what they use there; names are
+    // global: the newest approved, intact version of a name wins.
+    StatusOr<std::vector<codetools::CodeTool>> active =
+        options_.code_tools->List(codetools::State::kApproved, /*endpoint=*/"");
+    if (active.ok()) {
+      std::set<std::string> seen;
+      std::stable_sort(active->begin(), active->end(), [](const codetools::CodeTool& a, const codetools::CodeTool& b) {
+        return a.decided_at > b.decided_at;
+      });
+      for (codetools::CodeTool& t : *active) {
+        if (!t.intact || codetools::HashOf(t.proposal) != t.hash || !seen.insert(t.proposal.name).second) continue;
+        if (CodeToolTool::VisibleTo(*access_, caller, t)) {
+          out.push_back(std::make_shared<CodeToolTool>(code_tool_deps_, std::move(t)));
+        }
+      }
+    } else {
+      std::cerr << "airlock: code tools unavailable: " << active.status().message() << "\n";
+    }
+  }
+  if (endpoint_.gateway && gateway_ != nullptr) {
+    const std::set<std::string> connectors = access_->VisibleConnectors(caller);
+    for (gateway::ToolEntry& e : gateway_->ListTools(access_->CallableFilter(caller), &connectors)) {
+      out.push_back(std::make_shared<GatewayTool>(*gateway_, *access_, options_.audit, std::move(e)));
+    }
+  }
+  return out;
+}
+
+std::shared_ptr<Tool> McpServer::FindToolFor(const governance::Caller& caller, const std::string& name) {
+  for (std::shared_ptr<Tool>& t : ToolsFor(caller)) {
+    if (t->name() == name) return std::move(t);
   }
   return nullptr;
+}
+
+Status McpServer::AuditToolCall(const governance::Caller& caller, const std::string& run_id, const std::string& tool,
+                                const nlohmann::json& args, const std::string& decision) {
+  if (options_.audit == nullptr) return OkStatus();
+  return options_.audit->Event({.kind = "tool_call",
+                                .actor = caller.user,
+                                .target = SanitizeUtf8(tool.substr(0, 128)),
+                                .detail = {{"run_id", run_id},
+                                           {"decision", decision},
+                                           {"role", caller.role},
+                                           {"endpoint", caller.endpoint},
+                                           {"client", caller.client},
+                                           {"auth", caller.auth},
+                                           {"key_id", caller.key_id},
+                                           {"args_sha256", Sha256Hex(codemode::Dump(args))},
+                                           {"args_redacted", audit::RedactArgs(args)}}});
 }
 
 std::string McpServer::Instructions() {

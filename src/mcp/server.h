@@ -5,10 +5,15 @@
 //   return mcp::ServeStdio(server, STDIN_FILENO, STDOUT_FILENO);   // or:
 //   mcp::HttpTransport http(server, mcp::HttpOptionsFromConfig(config, token));
 //
-// McpServer owns the tools (run_code, list_languages, and in code mode
-// execute, search_tools, describe_tool), the airlock://languages
-// resource, and the worker pool that runs tools/call requests. Sessions are
-// created by transports; the server must outlive them.
+// One McpServer serves one endpoint (governance/policy.h: a named set of
+// connectors and a code-mode setting). It owns the tools (run_code,
+// list_languages; in code mode execute, search_tools, describe_tool,
+// propose_code_tool and the approved code tools; in gateway mode the
+// connector tools), the airlock://languages resource, and the worker pool
+// that runs tools/call requests. Sessions are created by transports with the
+// caller's identity; each caller sees only the tools its role allows
+// (ToolsFor), and a tool it may not see is reported exactly like an unknown
+// one. The server must outlive its sessions.
 #ifndef AIRLOCK_MCP_SERVER_H_
 #define AIRLOCK_MCP_SERVER_H_
 
@@ -19,17 +24,29 @@
 
 #include <nlohmann/json.hpp>
 
+#include "audit/audit_log.h"
+#include "codemode/limits.h"
+#include "codetools/code_tool_store.h"
 #include "config/config.h"
 #include "gateway/gateway.h"
+#include "governance/policy.h"
+#include "mcp/access.h"
 #include "mcp/log_level.h"
 #include "mcp/reply_channel.h"
 #include "mcp/session.h"
+#include "mcp/tools/code_tool_tool.h"
 #include "mcp/tools/languages.h"
 #include "mcp/tools/tool.h"
 #include "mcp/worker_pool.h"
 #include "runtimes/code_executor.h"
 
 namespace airlock::mcp {
+
+struct ServerOptions {
+  std::string endpoint;                            // "" : the policy's default endpoint
+  codetools::CodeToolStore* code_tools = nullptr;  // null: no code tools, no proposals
+  audit::AuditLog* audit = nullptr;                // null: nothing is audited
+};
 
 class McpServer {
  public:
@@ -41,13 +58,25 @@ class McpServer {
   // config) the server also
   // offers code mode: execute, search_tools and describe_tool. The gateway
   // must outlive the server.
-  McpServer(const config::Config& config, runtimes::CodeExecutor& executor, gateway::Gateway* gateway = nullptr);
+  //
+  // Roles, endpoints and access come from the config ("roles", "endpoints",
+  // "access"); an invalid policy (serve validates it first) or an unknown
+  // endpoint leaves a server that offers nothing. `options` pointers must
+  // outlive the server.
+  McpServer(const config::Config& config, runtimes::CodeExecutor& executor, gateway::Gateway* gateway = nullptr,
+            ServerOptions options = {});
   ~McpServer();
   McpServer(const McpServer&) = delete;
   McpServer& operator=(const McpServer&) = delete;
 
   // A new client session; `standalone` carries server-initiated messages.
-  std::shared_ptr<Session> NewSession(std::shared_ptr<ReplyChannel> standalone);
+  // `caller` is who the transport authenticated (its endpoint is set here).
+  std::shared_ptr<Session> NewSession(std::shared_ptr<ReplyChannel> standalone, governance::Caller caller);
+  // The local stdio user (config access.stdio).
+  std::shared_ptr<Session> NewSession(std::shared_ptr<ReplyChannel> standalone) {
+    return NewSession(std::move(standalone), StdioCaller());
+  }
+  governance::Caller StdioCaller() const;
 
   // Tells every session that the tool list changed (e.g. the runner came
   // back with a different set of languages).
@@ -57,8 +86,21 @@ class McpServer {
 
   const config::Config& config() const { return config_; }
   LanguageCatalog& languages() { return catalog_; }
-  const std::vector<std::unique_ptr<Tool>>& tools() const { return tools_; }
-  Tool* FindTool(const std::string& name) const;
+  // The tools `caller` may see and call, in tools/list order.
+  std::vector<std::shared_ptr<Tool>> ToolsFor(const governance::Caller& caller);
+  // nullptr if the tool does not exist or `caller` may not see it.
+  std::shared_ptr<Tool> FindToolFor(const governance::Caller& caller, const std::string& name);
+
+  // Writes the "tool_call" event every tools/call leaves before it runs
+  // (denied ones too). An error means the audit log is fail-closed and
+  // could not be written: the call must be refused.
+  Status AuditToolCall(const governance::Caller& caller, const std::string& run_id, const std::string& tool,
+                       const nlohmann::json& args, const std::string& decision);
+
+  const governance::Policy& policy() const { return policy_; }
+  // nullptr if the server has no valid endpoint (then it offers nothing).
+  const governance::Endpoint* endpoint() const { return endpoint_ok_ ? &endpoint_ : nullptr; }
+  audit::AuditLog* audit() const { return options_.audit; }
   WorkerPool& pool() { return pool_; }
   // The `instructions` string of the initialize result.
   std::string Instructions();
@@ -67,9 +109,17 @@ class McpServer {
   std::vector<std::shared_ptr<Session>> LiveSessions();
 
   const config::Config config_;
-  bool code_mode_ = false;
+  const ServerOptions options_;
+  gateway::Gateway* const gateway_;
+  governance::Policy policy_;
+  governance::Endpoint endpoint_;
+  bool endpoint_ok_ = false;
+  std::unique_ptr<Access> access_;
+  bool code_mode_ = false;  // connectors configured and codeMode.enabled
+  codemode::Limits code_limits_;
   LanguageCatalog catalog_;
-  std::vector<std::unique_ptr<Tool>> tools_;
+  std::shared_ptr<Tool> run_code_, list_languages_, execute_, search_, describe_, propose_;
+  CodeToolDeps code_tool_deps_;
   std::mutex mu_;
   std::vector<std::weak_ptr<Session>> sessions_;
   WorkerPool pool_;  // last: joined first on destruction

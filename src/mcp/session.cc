@@ -2,6 +2,8 @@
 
 #include <limits>
 
+#include "audit/audit_log.h"
+#include "base/encoding.h"
 #include "mcp/server.h"
 #include "mcp/tools/tool.h"
 
@@ -50,6 +52,7 @@ struct Session::Call {
   json progress_token;  // null: no progress wanted
   std::shared_ptr<ReplyChannel> reply;
   CancelToken cancel;
+  std::string run_id;  // the audit log's id of this call
   std::mutex mu;
   bool cancelled = false;  // guarded by Session::mu_
   bool done = false;       // guarded by Session::mu_
@@ -58,8 +61,8 @@ struct Session::Call {
 
 class Session::CallContext : public ToolCallContext {
  public:
-  CallContext(Session& session, Call& call, std::string version)
-      : session_(session), call_(call), version_(std::move(version)) {}
+  CallContext(Session& session, Call& call, std::string version, governance::Caller caller)
+      : session_(session), call_(call), version_(std::move(version)), caller_(std::move(caller)) {}
 
   void Progress(double progress, std::optional<double> total, const std::string& message) override {
     if (call_.progress_token.is_null() || call_.cancel.cancelled()) return;
@@ -80,15 +83,23 @@ class Session::CallContext : public ToolCallContext {
 
   CancelToken& cancel() override { return call_.cancel; }
   const std::string& protocol_version() const override { return version_; }
+  const governance::Caller& caller() const override { return caller_; }
+  const std::string& run_id() const override { return call_.run_id; }
 
  private:
   Session& session_;
   Call& call_;
   const std::string version_;
+  const governance::Caller caller_;
 };
 
-Session::Session(McpServer& server, std::shared_ptr<ReplyChannel> standalone)
-    : server_(server), standalone_(std::move(standalone)) {}
+Session::Session(McpServer& server, std::shared_ptr<ReplyChannel> standalone, governance::Caller caller)
+    : server_(server), standalone_(std::move(standalone)), caller_(std::move(caller)) {}
+
+governance::Caller Session::caller() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return caller_;
+}
 
 Session::~Session() = default;
 
@@ -169,7 +180,15 @@ json Session::Initialize(const jsonrpc::Message& m) {
     if (initialized_) return MakeError(m.id, jsonrpc::kInvalidRequest, "Session already initialized");
     initialized_ = true;
     protocol_version_ = version;
-    if (p.contains("clientInfo")) client_name_ = p["clientInfo"].value("name", std::string());
+    if (p.contains("clientInfo")) {
+      const json& info = p["clientInfo"];
+      auto text = [&](const char* key) {
+        auto it = info.find(key);
+        return it != info.end() && it->is_string() ? SanitizeUtf8(it->get<std::string>().substr(0, 64)) : "";
+      };
+      client_name_ = text("name");
+      caller_.client = client_name_ + (text("version").empty() ? "" : "/" + text("version"));
+    }
   }
   return MakeResult(m.id, {{"protocolVersion", version},
                            {"capabilities",
@@ -201,11 +220,12 @@ json Session::ListTools(const jsonrpc::Message& m) {
   size_t offset;
   std::string error;
   if (!ReadCursor(m.params, &offset, &error)) return MakeError(m.id, jsonrpc::kInvalidParams, error);
-  const auto& tools = server_.tools();
+  const std::vector<std::shared_ptr<Tool>> tools = server_.ToolsFor(caller());
   if (offset > tools.size()) return MakeError(m.id, jsonrpc::kInvalidParams, "params.cursor: invalid cursor");
   json list = json::array();
   size_t end = std::min(tools.size(), offset + kPageSize);
-  for (size_t i = offset; i < end; ++i) list.push_back(tools[i]->Definition());
+  const governance::Caller who = caller();
+  for (size_t i = offset; i < end; ++i) list.push_back(tools[i]->DefinitionFor(who));
   json result = {{"tools", std::move(list)}};
   if (end < tools.size()) result["nextCursor"] = std::to_string(end);
   return MakeResult(m.id, std::move(result));
@@ -249,10 +269,17 @@ void Session::StartToolCall(const jsonrpc::Message& m, std::shared_ptr<ReplyChan
   json args = p.value("arguments", json());
   if (!args.is_null() && !args.is_object()) return fail(jsonrpc::kInvalidParams, "params.arguments: expected object");
   std::string name = p["name"].get<std::string>();
-  Tool* tool = server_.FindTool(name);
-  if (tool == nullptr) return fail(jsonrpc::kInvalidParams, "Unknown tool: " + name);
+  const governance::Caller who = caller();
+  const std::string run_id = audit::NewRunId();
+  // Unknown and forbidden are the same answer: a tool's existence never leaks.
+  std::shared_ptr<Tool> tool = server_.FindToolFor(who, name);
+  if (tool == nullptr) {
+    (void)server_.AuditToolCall(who, run_id, name, args.is_null() ? json::object() : args, "denied");
+    return fail(jsonrpc::kInvalidParams, "Unknown tool: " + SanitizeUtf8(name.substr(0, 128)));
+  }
 
   auto call = std::make_shared<Call>();
+  call->run_id = run_id;
   call->id = m.id;
   call->key = m.id.dump();
   call->reply = reply;
@@ -269,6 +296,17 @@ void Session::StartToolCall(const jsonrpc::Message& m, std::shared_ptr<ReplyChan
       return fail(jsonrpc::kInvalidRequest, "Request id " + call->key + " is already in use");
     }
   }
+  if (Status st = server_.AuditToolCall(who, run_id, name, args.is_null() ? json::object() : args, "allowed");
+      !st.ok()) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      calls_.erase(call->key);
+    }
+    json response = MakeResult(m.id, ToolErrorResult("E_AUDIT_UNAVAILABLE: the audit log cannot be written, so "
+                                                      "airlock refuses to run tools (" + st.message() + ")"));
+    reply->Finish(&response);
+    return;
+  }
   std::shared_ptr<Session> self = shared_from_this();
   bool submitted = server_.pool().TrySubmit([self, call, tool, args = std::move(args)] {
     self->RunToolCall(call, *tool, args);
@@ -279,7 +317,7 @@ void Session::StartToolCall(const jsonrpc::Message& m, std::shared_ptr<ReplyChan
 }
 
 void Session::RunToolCall(const std::shared_ptr<Call>& call, Tool& tool, const json& args) {
-  CallContext ctx(*this, *call, protocol_version());
+  CallContext ctx(*this, *call, protocol_version(), caller());
   StatusOr<json> result = tool.Call(args, ctx);
   if (result.ok()) return FinishCall(call, MakeResult(call->id, std::move(*result)));
   const Status& st = result.status();

@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "governance/policy.h"
 #include "mcp/json_rpc.h"
 #include "mcp/log_level.h"
 #include "mcp/reply_channel.h"
@@ -38,7 +39,7 @@ class Session : public std::enable_shared_from_this<Session> {
  public:
   // Use McpServer::NewSession. `standalone` receives server-initiated
   // messages (may be null: they are dropped).
-  Session(McpServer& server, std::shared_ptr<ReplyChannel> standalone);
+  Session(McpServer& server, std::shared_ptr<ReplyChannel> standalone, governance::Caller caller);
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
@@ -60,6 +61,8 @@ class Session : public std::enable_shared_from_this<Session> {
   // notifications/message is filtered by the logging level.
   void SendStandalone(const nlohmann::json& notification);
 
+  // Who the session belongs to (clientInfo is filled in at initialize).
+  governance::Caller caller() const;
   bool initialized() const;
   bool closed() const;
   std::string protocol_version() const;  // empty before initialize
@@ -92,6 +95,7 @@ class Session : public std::enable_shared_from_this<Session> {
   bool closed_ = false;
   std::string protocol_version_;
   std::string client_name_;
+  governance::Caller caller_;
   LogLevel level_ = LogLevel::kWarning;
   bool level_set_ = false;
   std::map<std::string, std::shared_ptr<Call>> calls_;  // key: id.dump()

@@ -72,11 +72,23 @@ class TestCallContext : public mcp::ToolCallContext {
   void Log(mcp::LogLevel, const std::string&) override {}
   CancelToken& cancel() override { return cancel_; }
   const std::string& protocol_version() const override { return version_; }
+  const governance::Caller& caller() const override { return caller_; }
+  const std::string& run_id() const override { return run_id_; }
+
+  governance::Caller caller_{.user = "tester", .role = "reader", .auth = "stdio", .endpoint = "default"};
 
  private:
   CancelToken cancel_;
   std::string version_ = "2025-11-25";
+  std::string run_id_ = "r_test";
 };
+
+// The default policy (built-in roles, one endpoint) for tools under test.
+inline const governance::Policy& DefaultPolicy() {
+  static const governance::Policy* policy = new governance::Policy(
+      governance::Policy::FromJson(nullptr, nullptr, nullptr).value());
+  return *policy;
+}
 
 class CodeModeTest : public ::testing::Test {
  protected:
@@ -141,7 +153,8 @@ class CodeModeTest : public ::testing::Test {
   static ExecOutcome Execute(const std::string& language, const std::string& code,
                              const nlohmann::json& extra = nlohmann::json::object(),
                              const codemode::Limits& admin = {}, TestCallContext* ctx = nullptr) {
-    mcp::ExecuteTool tool(*gateway_, *runtime_->executor, admin, 1u << 20);
+    mcp::Access access(DefaultPolicy(), *DefaultPolicy().DefaultEndpoint(), gateway_);
+    mcp::ExecuteTool tool(*gateway_, *runtime_->executor, access, nullptr, admin, 1u << 20);
     nlohmann::json args = extra;
     args["language"] = language;
     args["code"] = code;

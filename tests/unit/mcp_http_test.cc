@@ -187,8 +187,10 @@ TEST_F(McpHttpTest, ApiKeysAdmitAndRevocationIsImmediate) {
   StatusOr<auth::NewKey> bob = (*cli_keys)->Create("bob", "viewer", "");
   ASSERT_TRUE(alice.ok() && bob.ok());
   HttpOptions o;
-  o.authenticate = [k = server_keys->get()](std::string_view token) {
-    return k->Authenticate(std::string(token)).has_value();
+  o.authenticate = [k = server_keys->get()](std::string_view token) -> std::optional<governance::Caller> {
+    std::optional<auth::Identity> id = k->Authenticate(std::string(token));
+    if (!id) return std::nullopt;
+    return governance::Caller{.user = id->user, .role = id->role, .auth = "api_key", .key_id = id->key_id};
   };
   Start(o);
   auto status = [&](const std::string& auth) {

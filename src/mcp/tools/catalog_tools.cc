@@ -43,7 +43,7 @@ json SearchToolsTool::Definition() {
       {"annotations", ReadOnlyAnnotations("Search tools")}};
 }
 
-StatusOr<json> SearchToolsTool::Call(const json& arguments, ToolCallContext&) {
+StatusOr<json> SearchToolsTool::Call(const json& arguments, ToolCallContext& ctx) {
   if (!arguments.is_object()) return InvalidArgument("arguments must be an object");
   auto query = arguments.find("query");
   if (query == arguments.end() || !query->is_string()) return InvalidArgument("query must be a string");
@@ -57,7 +57,9 @@ StatusOr<json> SearchToolsTool::Call(const json& arguments, ToolCallContext&) {
   for (const auto& [key, value] : arguments.items()) {
     if (key != "query" && key != "limit") return InvalidArgument("unknown argument \"" + key + "\"");
   }
-  return StructuredResult(gateway_.Search(query->get<std::string>(), limit).ToJson());
+  const std::set<std::string> connectors = access_.VisibleConnectors(ctx.caller());
+  return StructuredResult(
+      gateway_.Search(query->get<std::string>(), limit, access_.ToolFilter(ctx.caller()), &connectors).ToJson());
 }
 
 json DescribeToolTool::Definition() {
@@ -75,14 +77,14 @@ json DescribeToolTool::Definition() {
           {"annotations", ReadOnlyAnnotations("Describe a tool")}};
 }
 
-StatusOr<json> DescribeToolTool::Call(const json& arguments, ToolCallContext&) {
+StatusOr<json> DescribeToolTool::Call(const json& arguments, ToolCallContext& ctx) {
   if (!arguments.is_object()) return InvalidArgument("arguments must be an object");
   auto name = arguments.find("name");
   if (name == arguments.end() || !name->is_string()) return InvalidArgument("name must be a string");
   for (const auto& [key, value] : arguments.items()) {
     if (key != "name") return InvalidArgument("unknown argument \"" + key + "\"");
   }
-  StatusOr<gateway::ToolDescription> d = gateway_.Describe(name->get<std::string>());
+  StatusOr<gateway::ToolDescription> d = gateway_.Describe(name->get<std::string>(), access_.ToolFilter(ctx.caller()));
   if (!d.ok()) {
     return ToolErrorResult("tool \"" + name->get<std::string>() +
                            "\" is not available; use search_tools to find tool names");

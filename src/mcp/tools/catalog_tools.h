@@ -12,33 +12,40 @@
 
 #include <string>
 
+#include <set>
+
 #include <nlohmann/json.hpp>
 
 #include "gateway/gateway.h"
+#include "mcp/access.h"
 #include "mcp/tools/tool.h"
 
 namespace airlock::mcp {
 
 class SearchToolsTool : public Tool {
  public:
-  explicit SearchToolsTool(gateway::Gateway& gateway) : gateway_(gateway) {}
+  // What the caller sees is decided by `access` (must outlive the tool).
+  SearchToolsTool(gateway::Gateway& gateway, const Access& access) : gateway_(gateway), access_(access) {}
   std::string name() const override { return "search_tools"; }
   nlohmann::json Definition() override;
   StatusOr<nlohmann::json> Call(const nlohmann::json& arguments, ToolCallContext& ctx) override;
 
  private:
   gateway::Gateway& gateway_;
+  const Access& access_;
 };
 
 class DescribeToolTool : public Tool {
  public:
-  explicit DescribeToolTool(gateway::Gateway& gateway) : gateway_(gateway) {}
+  // What the caller sees is decided by `access` (must outlive the tool).
+  DescribeToolTool(gateway::Gateway& gateway, const Access& access) : gateway_(gateway), access_(access) {}
   std::string name() const override { return "describe_tool"; }
   nlohmann::json Definition() override;
   StatusOr<nlohmann::json> Call(const nlohmann::json& arguments, ToolCallContext& ctx) override;
 
  private:
   gateway::Gateway& gateway_;
+  const Access& access_;
 };
 
 // {"content":[{"type":"text","text":<value as JSON>}],"structuredContent":value}

@@ -7,6 +7,7 @@
 
 #include "base/encoding.h"
 #include "mcp/tools/catalog_tools.h"
+#include "mcp/tools/program_run.h"
 
 namespace airlock::mcp {
 namespace {
@@ -76,13 +77,27 @@ std::optional<json> RunError(const runtimes::RunResult& run, const codemode::Bri
 
 }  // namespace
 
-ExecuteTool::ExecuteTool(gateway::Gateway& gateway, runtimes::CodeExecutor& executor, codemode::Limits admin_limits,
-                         uint64_t max_code_bytes)
-    : gateway_(gateway), executor_(executor), admin_limits_(admin_limits), max_code_bytes_(max_code_bytes) {}
+ExecuteTool::ExecuteTool(gateway::Gateway& gateway, runtimes::CodeExecutor& executor, const Access& access,
+                         audit::AuditLog* audit, codemode::Limits admin_limits, uint64_t max_code_bytes)
+    : gateway_(gateway),
+      executor_(executor),
+      access_(access),
+      audit_(audit),
+      admin_limits_(admin_limits),
+      max_code_bytes_(max_code_bytes) {}
 
 json ExecuteTool::Definition() {
+  const std::vector<std::string> names = gateway_.connector_names();
+  return DefinitionWith(std::set<std::string>(names.begin(), names.end()));
+}
+
+json ExecuteTool::DefinitionFor(const governance::Caller& caller) {
+  return DefinitionWith(access_.VisibleConnectors(caller));
+}
+
+json ExecuteTool::DefinitionWith(const std::set<std::string>& visible) {
   std::string connectors;
-  for (const std::string& c : gateway_.connector_names()) connectors += (connectors.empty() ? "" : ", ") + c;
+  for (const std::string& c : visible) connectors += (connectors.empty() ? "" : ", ") + c;
   if (connectors.empty()) connectors = "none configured";
   const codemode::Limits& l = admin_limits_;
   json limit_props = json::object();
@@ -134,7 +149,6 @@ json ExecuteTool::Definition() {
 }
 
 StatusOr<json> ExecuteTool::Call(const json& arguments, ToolCallContext& ctx) {
-  const auto started = std::chrono::steady_clock::now();
   if (!arguments.is_object()) return InvalidArgument("arguments must be an object");
   for (const auto& [key, value] : arguments.items()) {
     if (key != "language" && key != "code" && key != "connectors" && key != "limits") {
@@ -161,57 +175,39 @@ StatusOr<json> ExecuteTool::Call(const json& arguments, ToolCallContext& ctx) {
     return refuse("code is larger than " + std::to_string(max_code_bytes_) + " bytes");
   }
 
-  codemode::Grants grants;
-  const std::vector<std::string> all = gateway_.connector_names();
-  auto connectors = arguments.find("connectors");
-  if (connectors == arguments.end() || connectors->is_null()) {
-    grants.connectors.insert(all.begin(), all.end());
-  } else {
-    if (!connectors->is_array()) return InvalidArgument("connectors must be an array of strings");
-    for (const json& c : *connectors) {
-      if (!c.is_string()) return InvalidArgument("connectors must be an array of strings");
-      const std::string name = c.get<std::string>();
-      if (std::find(all.begin(), all.end(), name) == all.end()) {
-        std::string available;
-        for (const std::string& a : all) available += (available.empty() ? "" : ", ") + a;
-        return refuse("unknown connector \"" + SanitizeUtf8(name.substr(0, 64)) +
-                      "\"; available: " + (available.empty() ? "none" : available));
-      }
-      grants.connectors.insert(name);
-    }
+  if (const governance::Role* role = access_.RoleOf(ctx.caller()); role == nullptr || !role->inline_code) {
+    return refuse("your role may not run programs");
   }
-  // Inline programs never call write tools (docs/codemode.md).
+  auto connectors = arguments.find("connectors");
+  StatusOr<codemode::Grants> grants =
+      access_.InlineGrants(ctx.caller(), connectors == arguments.end() ? json() : *connectors);
+  if (!grants.ok()) {
+    if (grants.status().code() == StatusCode::kInvalidArgument) return grants.status();
+    return refuse(grants.status().message());
+  }
+  // Inline programs never call write tools (docs/governance.md): grants
+  // carry no write connectors.
   StatusOr<codemode::Limits> limits =
       codemode::ApplyCallerLimits(admin_limits_, arguments.contains("limits") ? arguments["limits"] : json());
   if (!limits.ok()) return refuse(limits.status().message());
 
-  runtimes::RunRequest request;
-  request.language = lang;
-  request.code = code->get<std::string>();
-  request.code_mode = true;
-  request.timeout_ms = limits->wall_ms;
-  request.memory_mb = limits->memory_mb;
-  request.max_output_bytes = limits->max_console_bytes;
-  request.truncate_output = true;
-
   ctx.Log(LogLevel::kInfo, "execute: starting " + lang + " with connectors [" +
                                [&] {
                                  std::string s;
-                                 for (const auto& c : grants.connectors) s += (s.empty() ? "" : ", ") + c;
+                                 for (const auto& c : grants->connectors) s += (s.empty() ? "" : ", ") + c;
                                  return s;
                                }() + "]");
-  codemode::BridgeSession session(gateway_, grants, *limits, started + std::chrono::milliseconds(limits->wall_ms));
-  runtimes::RunResult run = executor_.Run(request, nullptr, ctx.cancel(), &session);
-  session.Close();
-  const bool deadline_passed =
-      std::chrono::steady_clock::now() >= started + std::chrono::milliseconds(limits->wall_ms);
-  json out = BuildExecuteResult(lang, run, session, *limits, deadline_passed);
+  ProgramSpec spec;
+  spec.language = lang;
+  spec.code = code->get<std::string>();
+  spec.grants = std::move(*grants);
+  spec.limits = *limits;
+  spec.kind = "inline";
+  json out = RunProgram(gateway_, executor_, audit_, spec, ctx);
+  const json& value = out["structuredContent"];
   ctx.Log(out.value("isError", false) ? LogLevel::kNotice : LogLevel::kInfo,
           "execute: " + lang + " finished: " +
-              (out["structuredContent"]["ok"].get<bool>()
-                   ? std::string("ok")
-                   : out["structuredContent"]["error"]["code"].get<std::string>()) +
-              ", " + std::to_string(session.calls_total()) + " tool requests");
+              (value.value("ok", false) ? std::string("ok") : value["error"].value("code", std::string("error"))));
   return out;
 }
 

@@ -20,13 +20,16 @@
 #ifndef AIRLOCK_MCP_TOOLS_EXECUTE_TOOL_H_
 #define AIRLOCK_MCP_TOOLS_EXECUTE_TOOL_H_
 
+#include <set>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "codemode/bridge_session.h"
 #include "codemode/limits.h"
+#include "audit/audit_log.h"
 #include "gateway/gateway.h"
+#include "mcp/access.h"
 #include "mcp/tools/tool.h"
 #include "runtimes/code_executor.h"
 
@@ -35,16 +38,23 @@ namespace airlock::mcp {
 class ExecuteTool : public Tool {
  public:
   // `admin_limits` are the configured maxima (config "codeMode.limits").
-  ExecuteTool(gateway::Gateway& gateway, runtimes::CodeExecutor& executor, codemode::Limits admin_limits,
-              uint64_t max_code_bytes);
+  // `access` decides what the caller sees; `audit` (may be null) records
+  // the run. All must outlive the tool.
+  ExecuteTool(gateway::Gateway& gateway, runtimes::CodeExecutor& executor, const Access& access,
+              audit::AuditLog* audit, codemode::Limits admin_limits, uint64_t max_code_bytes);
 
   std::string name() const override { return "execute"; }
   nlohmann::json Definition() override;
+  nlohmann::json DefinitionFor(const governance::Caller& caller) override;
   StatusOr<nlohmann::json> Call(const nlohmann::json& arguments, ToolCallContext& ctx) override;
 
  private:
+  nlohmann::json DefinitionWith(const std::set<std::string>& connectors);
+
   gateway::Gateway& gateway_;
   runtimes::CodeExecutor& executor_;
+  const Access& access_;
+  audit::AuditLog* audit_;
   const codemode::Limits admin_limits_;
   const uint64_t max_code_bytes_;
 };

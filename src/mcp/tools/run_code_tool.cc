@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "base/encoding.h"
 #include "mcp/tools/run_code_args.h"
 #include "mcp/tools/run_code_result.h"
 
@@ -139,6 +140,23 @@ json RunCodeTool::Definition() {
             {"openWorldHint", false}}}};
 }
 
+namespace {
+
+// SUCCESS for a run that exited 0, TIMEOUT, LIMIT (memory, output),
+// CANCELLED, else ERROR (non-zero exit, signal, compile error, internal).
+std::string AuditStatusOfRun(const runtimes::RunResult& r) {
+  switch (r.status) {
+    case runtimes::RunStatus::kOk: return "SUCCESS";
+    case runtimes::RunStatus::kTimeout: return "TIMEOUT";
+    case runtimes::RunStatus::kMemoryLimit:
+    case runtimes::RunStatus::kOutputLimit: return "LIMIT";
+    case runtimes::RunStatus::kInternalError: return r.error_code == "cancelled" ? "CANCELLED" : "ERROR";
+    default: return "ERROR";
+  }
+}
+
+}  // namespace
+
 StatusOr<json> RunCodeTool::Call(const json& arguments, ToolCallContext& ctx) {
   std::vector<runtimes::LanguageInfo> languages = catalog_.Languages();
   StatusOr<runtimes::RunRequest> request = ParseRunCodeArguments(arguments, languages, catalog_.limits());
@@ -154,6 +172,7 @@ StatusOr<json> RunCodeTool::Call(const json& arguments, ToolCallContext& ctx) {
   ctx.Log(LogLevel::kInfo, "run_code: starting " + request->language + " (timeout " +
                                std::to_string(request->timeout_ms) + " ms, memory " +
                                std::to_string(request->memory_mb) + " MiB)");
+  const int64_t started_ms = audit::NowMs();
   runtimes::RunResult result = catalog_.executor().Run(
       *request, [&ctx](RunPhase p) { ctx.Progress(PhaseStep(p), kPhaseCount, PhaseMessage(p)); },
       ctx.cancel());
@@ -162,6 +181,30 @@ StatusOr<json> RunCodeTool::Call(const json& arguments, ToolCallContext& ctx) {
           "run_code: " + request->language + " finished: " + runtimes::RunStatusName(result.status) +
               " in " + std::to_string(result.wall_ms) + " ms" +
               (result.message.empty() ? "" : " (" + result.message + ")"));
+  if (audit_ != nullptr && audit_->enabled()) {
+    const governance::Caller& who = ctx.caller();
+    audit::RunRecord rec;
+    rec.run_id = ctx.run_id();
+    rec.started_at = started_ms;
+    rec.ended_at = audit::NowMs();
+    rec.duration_ms = rec.ended_at - started_ms;
+    rec.user = who.user;
+    rec.role = who.role;
+    rec.endpoint = who.endpoint;
+    rec.client = who.client;
+    rec.kind = "run_code";
+    rec.language = request->language;
+    rec.code = request->code;
+    rec.code_sha256 = Sha256Hex(request->code);
+    rec.limits = {{"timeout_ms", request->timeout_ms}, {"memory_mb", request->memory_mb}};
+    rec.status = AuditStatusOfRun(result);
+    rec.error_code = result.ok() ? "" : runtimes::RunStatusName(result.status);
+    rec.console_bytes = static_cast<int64_t>(result.stdout_text.size() + result.stderr_text.size());
+    if (Status st = audit_->EndRun(rec, {}); !st.ok()) {
+      return ToolErrorResult("E_AUDIT_UNAVAILABLE: the run finished but its audit record could not be written, so "
+                             "its result is withheld: " + st.message());
+    }
+  }
   return BuildRunCodeResult(result);
 }
 

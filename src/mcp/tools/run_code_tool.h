@@ -11,11 +11,14 @@
 #include "mcp/tools/languages.h"
 #include "mcp/tools/tool.h"
 
+#include "audit/audit_log.h"
+
 namespace airlock::mcp {
 
 class RunCodeTool : public Tool {
  public:
-  explicit RunCodeTool(LanguageCatalog& catalog) : catalog_(catalog) {}
+  // `audit` (may be null) gets one run record per call (kind "run_code").
+  explicit RunCodeTool(LanguageCatalog& catalog, audit::AuditLog* audit = nullptr) : catalog_(catalog), audit_(audit) {}
 
   std::string name() const override { return "run_code"; }
   // inputSchema's language enum and the description list the catalog's
@@ -30,6 +33,7 @@ class RunCodeTool : public Tool {
 
  private:
   LanguageCatalog& catalog_;
+  audit::AuditLog* audit_;
 };
 
 }  // namespace airlock::mcp

@@ -9,6 +9,7 @@
 
 #include "base/cancel.h"
 #include "base/status.h"
+#include "governance/policy.h"
 #include "mcp/log_level.h"
 
 namespace airlock::mcp {
@@ -28,6 +29,10 @@ class ToolCallContext {
   virtual CancelToken& cancel() = 0;
   // The protocol revision negotiated for the session, e.g. "2025-11-25".
   virtual const std::string& protocol_version() const = 0;
+  // Who is calling (fixed for the session) and the id of this call in the
+  // audit log ("r_..."; the id of the run for tools that run code).
+  virtual const governance::Caller& caller() const = 0;
+  virtual const std::string& run_id() const = 0;
 };
 
 class Tool {
@@ -37,6 +42,11 @@ class Tool {
   // The tools/list entry: name, title, description, inputSchema,
   // outputSchema?, annotations?.
   virtual nlohmann::json Definition() = 0;
+  // The entry as `caller` sees it (e.g. only the connectors they may use).
+  virtual nlohmann::json DefinitionFor(const governance::Caller& caller) {
+    (void)caller;
+    return Definition();
+  }
   // Returns a CallToolResult ({content, structuredContent?, isError?}).
   // An InvalidArgument status means the arguments have the wrong shape; the
   // session reports it as -32602 (protocol < 2025-11-25) or as an isError

@@ -1,0 +1,400 @@
+// `airlock tools list|show|diff|approve|reject|revoke`: an admin reviews the
+// code tools agents proposed (codetools/code_tool_store.h).
+//
+// Exit codes: 0 ok, 1 store/IO error (audit log included), 2 bad usage or
+// unknown id, 3 denied (not an admin, one's own proposal, a tampered version).
+// Every approve/reject/revoke attempt that names a user is written to the
+// audit log, denied ones included; with audit.fail_closed an allowed action
+// whose audit event cannot be written is refused before the store changes.
+#include <errno.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include <iostream>
+#include <memory>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "audit/audit_log.h"
+#include "cli/admin_identity.h"
+#include "cli/commands.h"
+#include "cli/executor_factory.h"
+#include "codetools/code_tool_store.h"
+#include "config/config.h"
+#include "governance/policy.h"
+
+namespace airlock::cli {
+namespace {
+
+using codetools::CodeTool;
+using codetools::CodeToolStore;
+using codetools::State;
+using nlohmann::json;
+
+constexpr int kOk = 0, kStoreError = 1, kUsage = 2, kDenied = 3;
+
+struct ToolsOptions {
+  std::string config_path;
+  std::string state_dir;
+  std::string status;    // list
+  std::string endpoint;  // list
+  bool json = false;     // list, show
+  std::string id;        // show, diff, approve, reject, revoke
+  std::string actor;     // --as
+  bool allow_write = false;
+  std::string definer;
+  std::string reason;
+};
+
+enum class Action { kList, kShow, kDiff, kApprove, kReject, kRevoke };
+
+const char* ActionName(Action a) {
+  switch (a) {
+    case Action::kApprove:
+      return "approve";
+    case Action::kReject:
+      return "reject";
+    case Action::kRevoke:
+      return "revoke";
+    default:
+      return "";
+  }
+}
+
+const char* PastTense(Action a) {
+  return a == Action::kApprove ? "approved" : a == Action::kReject ? "rejected" : "revoked";
+}
+
+int Fail(int code, const std::string& message) {
+  std::cerr << "airlock tools: " << message << "\n";
+  return code;
+}
+
+std::string Time(int64_t ms) {
+  if (ms == 0) return "-";
+  const time_t secs = static_cast<time_t>(ms / 1000);
+  struct tm tm;
+  char buf[32];
+  if (gmtime_r(&secs, &tm) == nullptr || strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0) return "?";
+  return buf;
+}
+
+std::string Dump(const json& j, int indent = -1) { return j.dump(indent, ' ', false, json::error_handler_t::replace); }
+
+std::string Joined(const std::vector<std::string>& v) {
+  std::string s;
+  for (const std::string& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+json ToJson(const CodeTool& t, bool with_code) {
+  json j = {{"id", t.id},
+            {"name", t.proposal.name},
+            {"version", t.version},
+            {"endpoint", t.endpoint},
+            {"state", codetools::StateName(t.state)},
+            {"intact", t.intact},
+            {"hash", t.hash},
+            {"proposer", t.proposer},
+            {"proposed_at", t.proposed_at},
+            {"decided_by", t.decided_by},
+            {"decided_at", t.decided_at},
+            {"approved_by", t.approved_by},
+            {"approved_at", t.approved_at},
+            {"description", t.proposal.description},
+            {"language", t.proposal.language},
+            {"input_schema", t.proposal.input_schema},
+            {"connectors", t.proposal.connectors},
+            {"tools", t.proposal.tools},
+            {"limits", t.proposal.limits},
+            {"approval",
+             {{"allow_write", t.approval.allow_write},
+              {"run_as_definer", t.approval.run_as_definer},
+              {"definer_role", t.approval.definer_role},
+              {"reason", t.approval.reason}}},
+            {"reason", t.reason}};
+  if (with_code) j["code"] = t.proposal.code;
+  return j;
+}
+
+std::string Pad(const std::string& s, size_t width) { return s.size() >= width ? s + " " : s + std::string(width - s.size(), ' '); }
+
+void PrintList(const std::vector<CodeTool>& tools) {
+  std::cout << Pad("ID", 16) << Pad("NAME", 24) << Pad("VER", 5) << Pad("ENDPOINT", 12) << Pad("STATE", 11)
+            << Pad("PROPOSER", 12) << "DECIDED BY\n";
+  for (const CodeTool& t : tools) {
+    std::cout << Pad(t.id, 16) << Pad(t.proposal.name, 24) << Pad(std::to_string(t.version), 5) << Pad(t.endpoint, 12)
+              << Pad(codetools::StateName(t.state), 11) << Pad(t.proposer, 12)
+              << (t.decided_by.empty() ? "-" : t.decided_by) << (t.intact ? "" : "  TAMPERED") << "\n";
+  }
+}
+
+void PrintShow(const CodeTool& t) {
+  std::cout << "id:           " << t.id << "\n"
+            << "name:         " << t.proposal.name << " (version " << t.version << ")\n"
+            << "endpoint:     " << t.endpoint << "\n"
+            << "state:        " << codetools::StateName(t.state) << "\n"
+            << "intact:       "
+            << (t.intact ? "yes" : "NO: the stored fields no longer match the hash (edited in the database)") << "\n"
+            << "hash:         " << t.hash << "\n"
+            << "proposed:     by " << t.proposer << " at " << Time(t.proposed_at) << "\n";
+  if (!t.approved_by.empty()) {
+    std::cout << "approved:     by " << t.approved_by << " at " << Time(t.approved_at)
+              << (t.approval.reason.empty() ? "" : " (" + t.approval.reason + ")") << "\n"
+              << "allow_write:  " << (t.approval.allow_write ? "yes" : "no") << "\n"
+              << "runs as:      "
+              << (t.approval.run_as_definer ? "definer role " + t.approval.definer_role : std::string("the caller"))
+              << "\n";
+  }
+  if (t.state == State::kRejected || t.state == State::kRevoked) {
+    std::cout << codetools::StateName(t.state) << ":     by " << t.decided_by << " at " << Time(t.decided_at)
+              << (t.reason.empty() ? "" : " (" + t.reason + ")") << "\n";
+  }
+  std::cout << "language:     " << t.proposal.language << "\n"
+            << "connectors:   " << Joined(t.proposal.connectors) << "\n"
+            << "tools:        "
+            << (t.proposal.tools.empty() ? "(every tool of the declared connectors)" : Joined(t.proposal.tools))
+            << "\n"
+            << "limits:       " << Dump(t.proposal.limits) << "\n"
+            << "description:\n"
+            << t.proposal.description << (t.proposal.description.empty() ? "" : "\n") << "input_schema:\n"
+            << Dump(t.proposal.input_schema, 2) << "\n"
+            << "code:\n"
+            << t.proposal.code << (t.proposal.code.empty() || t.proposal.code.back() == '\n' ? "" : "\n");
+}
+
+// mkdir -p with mode 0700 for what it creates.
+Status MakeDirs(const std::string& path) {
+  for (size_t i = 1; i <= path.size(); ++i) {
+    if (i < path.size() && path[i] != '/') continue;
+    const std::string prefix = path.substr(0, i);
+    if (mkdir(prefix.c_str(), 0700) != 0 && errno != EEXIST) return ErrnoError("mkdir " + prefix);
+  }
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) return ErrnoError("stat " + path);
+  if (!S_ISDIR(st.st_mode)) return FailedPrecondition(path + " is not a directory");
+  return OkStatus();
+}
+
+int ExitCodeOf(const Status& st) {
+  switch (st.code()) {
+    case StatusCode::kPermissionDenied:
+      return kDenied;
+    case StatusCode::kNotFound:
+    case StatusCode::kInvalidArgument:
+    case StatusCode::kFailedPrecondition:
+      return kUsage;
+    default:
+      return kStoreError;
+  }
+}
+
+// The newest approved version of t's endpoint and name other than t itself.
+StatusOr<std::optional<CodeTool>> ApprovedSibling(CodeToolStore& store, const CodeTool& t) {
+  AIRLOCK_ASSIGN_OR_RETURN(std::vector<CodeTool> approved, store.List(State::kApproved, t.endpoint));
+  for (CodeTool& a : approved) {
+    if (a.proposal.name == t.proposal.name && a.id != t.id) return std::optional<CodeTool>(std::move(a));
+  }
+  return std::optional<CodeTool>();
+}
+
+// approve / reject / revoke: checks, audit event, then the change.
+int Decide(const ToolsOptions& o, Action action, const config::Config& config, CodeToolStore& store) {
+  const std::string verb = ActionName(action);
+  StatusOr<governance::Policy> policy = governance::Policy::FromJson(config.roles, config.endpoints, config.access);
+  if (!policy.ok()) return Fail(kUsage, "configuration: " + policy.status().message());
+  StatusOr<std::unique_ptr<audit::AuditLog>> log = audit::AuditLog::Open(config);
+  if (!log.ok()) {
+    return Fail(kStoreError, "the audit log is unavailable (" + log.status().message() + "); refusing to " + verb);
+  }
+
+  std::optional<CodeTool> tool;
+  auto event = [&](const std::string& decision, const std::string& reason) {
+    json detail = {{"decision", decision},
+                   {"reason", reason},
+                   {"hash", tool ? tool->hash : ""},
+                   {"name", tool ? tool->proposal.name : ""}};
+    if (tool) {
+      detail["endpoint"] = tool->endpoint;
+      detail["version"] = tool->version;
+    }
+    if (action == Action::kApprove) {
+      detail["allow_write"] = o.allow_write;
+      detail["definer_role"] = o.definer;
+    }
+    return (*log)->Event({.kind = "code_tool_" + verb, .actor = o.actor, .target = o.id, .detail = detail});
+  };
+  auto deny = [&](int code, const std::string& why) {
+    if (Status st = event("denied", why); !st.ok()) {
+      std::cerr << "airlock tools: could not write the audit event: " << st.message() << "\n";
+    }
+    return Fail(code, why);
+  };
+
+  StatusOr<CodeTool> got = store.Get(o.id);
+  if (!got.ok()) {
+    if (got.status().code() == StatusCode::kNotFound) return deny(kUsage, "no code tool " + o.id);
+    return Fail(kStoreError, got.status().message());
+  }
+  tool = *got;
+  StatusOr<bool> admin = IsAdminUser(config, *policy, o.actor);
+  if (!admin.ok()) return deny(kStoreError, "cannot check whether " + o.actor + " is an admin: " + admin.status().message());
+  if (!*admin) return deny(kDenied, o.actor + " is not an admin: only an admin may " + verb + " code tools");
+  if (action != Action::kRevoke && tool->proposer == o.actor) {
+    return deny(kDenied, o.actor + " proposed " + o.id + " and may not " + verb + " it (someone else must)");
+  }
+  const State wanted = action == Action::kRevoke ? State::kApproved : State::kProposed;
+  if (tool->state != wanted) {
+    return deny(kUsage, o.id + " is " + codetools::StateName(tool->state) + "; only " +
+                            (action == Action::kRevoke ? "an approved" : "a proposed") + " version can be " +
+                            PastTense(action));
+  }
+  if (action == Action::kApprove && !tool->intact) {
+    return deny(kDenied, o.id + ": its stored fields no longer match its hash (edited in the database); "
+                               "it cannot be approved");
+  }
+  if (action == Action::kApprove && !o.definer.empty() && policy->FindRole(o.definer) == nullptr) {
+    return deny(kUsage, "--definer " + o.definer + ": no such role");
+  }
+  std::optional<CodeTool> superseded;
+  if (action == Action::kApprove) {
+    StatusOr<std::optional<CodeTool>> sibling = ApprovedSibling(store, *tool);
+    if (!sibling.ok()) return Fail(kStoreError, sibling.status().message());
+    superseded = *sibling;
+  }
+
+  if (Status st = event("allowed", o.reason); !st.ok()) {
+    return Fail(kStoreError, "cannot write the audit log (" + st.message() + "); refusing to " + verb);
+  }
+  Status st;
+  switch (action) {
+    case Action::kApprove:
+      st = store.Approve(o.id, o.actor,
+                         {.allow_write = o.allow_write,
+                          .run_as_definer = !o.definer.empty(),
+                          .definer_role = o.definer,
+                          .reason = o.reason});
+      break;
+    case Action::kReject:
+      st = store.Reject(o.id, o.actor, o.reason);
+      break;
+    default:
+      st = store.Revoke(o.id, o.actor, o.reason);
+      break;
+  }
+  if (!st.ok()) {
+    // Changed by someone else since it was read: on record as not done.
+    (void)event("failed", st.message());
+    return Fail(ExitCodeOf(st), st.message());
+  }
+  std::cerr << PastTense(action) << " " << o.id << " (" << tool->endpoint << "/"
+            << tool->proposal.name << " version " << tool->version << ")";
+  if (superseded) std::cerr << "; it supersedes " << superseded->id << " (version " << superseded->version << ")";
+  std::cerr << "\n";
+  return kOk;
+}
+
+int Run(const ToolsOptions& o, Action action) {
+  StatusOr<config::Config> config = LoadConfigOrDefault(o.config_path);
+  if (!config.ok()) return Fail(kUsage, config.status().message());
+  if (!o.state_dir.empty()) config->server.state_dir = o.state_dir;
+
+  std::optional<State> status;
+  if (action == Action::kList && !o.status.empty()) {
+    for (State s : {State::kProposed, State::kApproved, State::kRejected, State::kRevoked, State::kSuperseded}) {
+      if (o.status == codetools::StateName(s)) status = s;
+    }
+    if (!status) {
+      return Fail(kUsage, "--status " + o.status + ": expected proposed, approved, rejected, revoked or superseded");
+    }
+  }
+  if (action != Action::kList && o.id.empty()) return Fail(kUsage, "which code tool? (an id, see `airlock tools list`)");
+  if ((action == Action::kApprove || action == Action::kReject || action == Action::kRevoke) && o.actor.empty()) {
+    return Fail(kUsage, "--as USER is required: who is acting (recorded in the audit log)");
+  }
+
+  if (Status st = MakeDirs(config->ResolvedStateDir()); !st.ok()) return Fail(kStoreError, st.message());
+  StatusOr<std::unique_ptr<CodeToolStore>> store = codetools::OpenSqliteCodeToolStore(config->CodeToolsDbPath());
+  if (!store.ok()) return Fail(kStoreError, store.status().message());
+
+  switch (action) {
+    case Action::kList: {
+      StatusOr<std::vector<CodeTool>> list = (*store)->List(status, o.endpoint);
+      if (!list.ok()) return Fail(kStoreError, list.status().message());
+      if (o.json) {
+        json j = json::array();
+        for (const CodeTool& t : *list) j.push_back(ToJson(t, /*with_code=*/false));
+        std::cout << Dump(j, 2) << std::endl;
+      } else {
+        PrintList(*list);
+      }
+      return kOk;
+    }
+    case Action::kShow:
+    case Action::kDiff: {
+      StatusOr<CodeTool> t = (*store)->Get(o.id);
+      if (!t.ok()) return Fail(ExitCodeOf(t.status()), t.status().message());
+      if (action == Action::kShow) {
+        if (o.json) {
+          std::cout << Dump(ToJson(*t, /*with_code=*/true), 2) << std::endl;
+        } else {
+          PrintShow(*t);
+        }
+        return kOk;
+      }
+      StatusOr<std::optional<CodeTool>> from = ApprovedSibling(**store, *t);
+      if (!from.ok()) return Fail(kStoreError, from.status().message());
+      std::cout << codetools::DiffVersions(*from ? &**from : nullptr, *t);
+      return kOk;
+    }
+    default:
+      return Decide(o, action, *config, **store);
+  }
+}
+
+}  // namespace
+
+Subcommand AddToolsCommand(CLI::App& parent) {
+  auto o = std::make_shared<ToolsOptions>();
+  CLI::App* tools = parent.add_subcommand("tools", "Review stored code tools (list, show, diff, approve, reject, revoke)");
+  tools->add_option("--config", o->config_path, "Configuration file (JSON); defaults are embedded");
+  tools->add_option("--state-dir", o->state_dir, "State directory (overrides server.state_dir)");
+
+  CLI::App* list = tools->add_subcommand("list", "List code tool versions, newest first");
+  list->add_option("--status", o->status, "Only this state: proposed, approved, rejected, revoked, superseded");
+  list->add_option("--endpoint", o->endpoint, "Only this endpoint");
+  list->add_flag("--json", o->json, "JSON output");
+  CLI::App* show = tools->add_subcommand("show", "Show one version, code included");
+  show->add_flag("--json", o->json, "JSON output");
+  CLI::App* diff = tools->add_subcommand("diff", "Diff a version against the approved version of the same tool");
+  CLI::App* approve = tools->add_subcommand("approve", "Approve a proposed version (admins; not one's own)");
+  approve->add_flag("--allow-write", o->allow_write, "It may call write tools (where the caller's role may write)");
+  approve->add_option("--definer", o->definer, "Check its calls against this role instead of the caller's");
+  CLI::App* reject = tools->add_subcommand("reject", "Reject a proposed version (admins; not one's own)");
+  CLI::App* revoke = tools->add_subcommand("revoke", "Revoke an approved version (admins)");
+  for (CLI::App* sub : {show, diff, approve, reject, revoke}) {
+    sub->add_option("id", o->id, "The version's id (ct_...)");
+  }
+  for (CLI::App* sub : {approve, reject, revoke}) {
+    sub->add_option("--as", o->actor, "Who is acting: an admin (recorded in the audit log)");
+    sub->add_option("--reason", o->reason, "Why (recorded with the decision and in the audit log)");
+  }
+  for (CLI::App* sub : {list, show, diff, approve, reject, revoke}) sub->fallthrough();  // --config anywhere
+
+  Subcommand s;
+  s.app = tools;
+  s.run = [o, tools, list, show, diff, approve, reject, revoke]() {
+    const std::pair<CLI::App*, Action> subs[] = {{list, Action::kList},       {show, Action::kShow},
+                                                 {diff, Action::kDiff},       {approve, Action::kApprove},
+                                                 {reject, Action::kReject},   {revoke, Action::kRevoke}};
+    for (const auto& [app, action] : subs) {
+      if (*app) return Run(*o, action);
+    }
+    std::cerr << tools->help();
+    return kUsage;
+  };
+  return s;
+}
+
+}  // namespace airlock::cli
