@@ -3,8 +3,8 @@
 //
 // USER is an admin if the API key store (config.server.http.keys_file) holds
 // an active key of that user whose role is an admin role, or USER is the
-// configured stdio user (access.stdio.user, default: the OS user name) and
-// the stdio role is an admin role. Roles come from the governance policy.
+// stdio user (Policy::stdio().user: access.stdio.user, default the OS user
+// name) and the stdio role is an admin role. Roles come from the governance policy.
 //
 //   AIRLOCK_ASSIGN_OR_RETURN(bool admin, IsAdminUser(config, policy, "alice"));
 //   if (!admin) { std::cerr << "alice is not an admin\n"; return 3; }
@@ -27,9 +27,6 @@ namespace airlock::cli {
 // store (or none configured) means no API-key admins.
 StatusOr<bool> IsAdminUser(const config::Config& config, const governance::Policy& policy,
                            const std::string& user);
-
-// access.stdio.user, or the OS user name when that is empty.
-std::string StdioUser(const governance::Policy& policy);
 
 }  // namespace airlock::cli
 

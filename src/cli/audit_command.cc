@@ -154,6 +154,24 @@ std::string Field(const char* key, const std::string& value) {
   return value.empty() ? "" : std::string(" ") + key + "=" + Printable(value);
 }
 
+// An event's detail as " key=value" pairs, "decision" first; values that
+// are not strings as compact JSON.
+std::string DetailFields(const json& detail) {
+  if (detail.is_null() || (detail.is_object() && detail.empty())) return "";
+  if (!detail.is_object()) return Field("detail", detail.dump(-1, ' ', false, json::error_handler_t::replace));
+  auto pair = [](const std::string& key, const json& value) {
+    const std::string text =
+        value.is_string() ? value.get<std::string>() : value.dump(-1, ' ', false, json::error_handler_t::replace);
+    return " " + Printable(key) + "=" + Printable(text);
+  };
+  std::string out;
+  if (detail.contains("decision")) out += pair("decision", detail["decision"]);
+  for (const auto& [key, value] : detail.items()) {
+    if (key != "decision") out += pair(key, value);
+  }
+  return out;
+}
+
 std::string Line(const audit::AuditRow& row) {
   std::string id = std::to_string(row.id);
   if (id.size() < 6) id.insert(0, 6 - id.size(), ' ');
@@ -169,16 +187,8 @@ std::string Line(const audit::AuditRow& row) {
            Printable(c->connector + "." + c->tool) + Field("class", c->effective_class) +
            Field("decision", c->decision) + Field("reason", c->reason) + Field("result", c->result_status);
   } else if (const audit::EventRow* e = row.event()) {
-    json detail = e->detail;
-    std::string decision;
-    if (detail.is_object() && detail.contains("decision") && detail["decision"].is_string()) {
-      decision = detail["decision"].get<std::string>();
-      detail.erase("decision");
-    }
-    const bool empty = detail.is_null() || (detail.is_object() && detail.empty());
     out += "event " + Printable(e->kind) + Field("actor", e->actor) + Field("target", e->target) +
-           Field("decision", decision) +
-           (empty ? "" : Field("detail", detail.dump(-1, ' ', false, json::error_handler_t::replace)));
+           DetailFields(e->detail);
   }
   return out;
 }

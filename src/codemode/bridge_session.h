@@ -57,11 +57,11 @@
 namespace airlock::codemode {
 
 struct Grants {
-  std::set<std::string> connectors;        // the connectors this run may use (declared ∩ allowed); tools of others don't exist for it
-  std::set<std::string> write_connectors;  // connectors whose write tools this run may call (empty for inline programs)
+  std::set<std::string> connectors{};      // the connectors this run may use (declared ∩ allowed); tools of others don't exist for it
+  std::set<std::string> write_connectors{};  // connectors whose write tools this run may call (empty for inline programs)
   // Further narrows which tools of those connectors exist for the run (the
   // caller's role patterns, a code tool's declared tools); null: all.
-  gateway::ToolFilter tool_filter;
+  gateway::ToolFilter tool_filter{};
 };
 
 class BridgeSession : public runtimes::BridgeHandler {

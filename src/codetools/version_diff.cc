@@ -117,8 +117,12 @@ std::string UnifiedLineDiff(std::string_view from, std::string_view to, size_t c
     const size_t begin = k > context ? k - context : 0;
     // Extend over changes separated by at most 2 * context unchanged lines.
     size_t last_change = k;
-    for (size_t x = k; x < ops.size() && x <= last_change + 2 * context; ++x) {
-      if (ops[x].kind != ' ') last_change = x;
+    for (size_t x = k; x < ops.size(); ++x) {
+      if (ops[x].kind != ' ') {
+        last_change = x;
+      } else if (x - last_change > 2 * context) {
+        break;
+      }
     }
     const size_t end = std::min(ops.size(), last_change + context + 1);
     out += "@@ -" + Range(pos_a[begin], pos_a[end] - pos_a[begin]) + " +" +

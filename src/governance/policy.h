@@ -55,12 +55,12 @@ namespace airlock::governance {
 
 // Who is calling, fixed for the life of an MCP session.
 struct Caller {
-  std::string user;         // "alice", "token", "anonymous", the stdio user
-  std::string role;         // a role name (may be undefined: then nothing is visible)
-  std::string auth;         // "api_key" | "token" | "none" | "stdio" | "cli"
-  std::string key_id;       // the API key's id, "" otherwise
-  std::string endpoint;     // the endpoint's name
-  std::string client;       // MCP clientInfo "name/version" (set at initialize)
+  std::string user{};         // "alice", "token", "anonymous", the stdio user
+  std::string role{};         // a role name (may be undefined: then nothing is visible)
+  std::string auth{};         // "api_key" | "token" | "none" | "stdio" | "cli"
+  std::string key_id{};       // the API key's id, "" otherwise
+  std::string endpoint{};     // the endpoint's name
+  std::string client{};       // MCP clientInfo "name/version" (set at initialize)
 };
 
 // "*" matches any run of bytes (including none); everything else is literal.

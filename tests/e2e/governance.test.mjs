@@ -317,6 +317,28 @@ describe('code tools: proposal, approval, rights (G-D8, G-D9)', () => {
     cli(['tools', 'approve', again.structuredContent.id, '--as', 'alice', '--config', configFile]);
     const r2 = await carol.client.callTool({ name: 'note_taker', arguments: { word: 'up' } }, undefined, { timeout: 60000 });
     assert.equal(r2.structuredContent.result, 'UP', JSON.stringify(r2.structuredContent));
+    // The run is audited as that code tool version.
+    const runs = audit(['--user', 'carol']).filter((row) => row.type === 'run' && row.kind === 'code_tool');
+    assert.equal(runs[runs.length - 1].tool_version_hash, again.structuredContent.hash);
+  });
+
+  it('a definer tool runs with the role the admin chose, not the caller\'s', async () => {
+    const bob = await connectAs('bob');
+    const p = await bob.client.callTool({ name: 'propose_code_tool', arguments: {
+      name: 'team_note', description: 'Writes a team note.', language: 'python',
+      code: 'tools.call("test.write_note", {"key": "team", "text": args["text"]})',
+      input_schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+      connectors: ['test'], tools: ['test.write_note'] } });
+    assert.ok(!p.isError, JSON.stringify(p));
+    cli(['tools', 'approve', p.structuredContent.id, '--as', 'alice', '--allow-write', '--definer', 'writer', '--config', configFile]);
+    await waitFor(async () => (await toolNames(bob)).includes('team_note'), 10000);
+    // bob cannot write himself, but this tool writes as "writer".
+    const r = await bob.client.callTool({ name: 'team_note', arguments: { text: 'hello' } }, undefined, { timeout: 60000 });
+    assert.equal(r.structuredContent.ok, true, JSON.stringify(r.structuredContent));
+    assert.ok(r.structuredContent.result.count >= 1, JSON.stringify(r.structuredContent));
+    // Revocation removes it at once.
+    cli(['tools', 'revoke', p.structuredContent.id, '--as', 'alice', '--config', configFile]);
+    assert.ok(!(await toolNames(bob)).includes('team_note'));
   });
 });
 

@@ -79,6 +79,15 @@ class AuditLogTest : public ::testing::Test {
     r.calls_total = 2;
     return r;
   }
+  static EventRow Ev(const std::string& kind, const std::string& actor = "", const std::string& target = "",
+                     int64_t at = 0) {
+    EventRow e;
+    e.at = at;
+    e.kind = kind;
+    e.actor = actor;
+    e.target = target;
+    return e;
+  }
   static CallRow Call(const std::string& run_id, int64_t seq) {
     CallRow c;
     c.run_id = run_id;
@@ -101,7 +110,7 @@ TEST_F(AuditLogTest, DisabledWritesNothingAndCreatesNothing) {
   EXPECT_EQ((*log)->store(), nullptr);
   EXPECT_TRUE((*log)->BeginRun("r_1", "alice", json::object()).ok());
   EXPECT_TRUE((*log)->EndRun(Run("r_1"), {Call("r_1", 1)}).ok());
-  EXPECT_TRUE((*log)->Event({.kind = "approve", .actor = "alice"}).ok());
+  EXPECT_TRUE((*log)->Event(Ev("approve", "alice")).ok());
   EXPECT_FALSE(fs::exists(dir_ / "state"));
 }
 
@@ -122,8 +131,8 @@ TEST_F(AuditLogTest, EnabledCreatesAPrivateDirectoryAndWritesInOrder) {
   const int64_t before = NowMs();
   ASSERT_TRUE((*log)->BeginRun("r_1", "alice", {{"kind", "inline"}}).ok());
   ASSERT_TRUE((*log)->EndRun(Run("r_1"), {Call("r_1", 1), Call("r_1", 2)}).ok());
-  ASSERT_TRUE((*log)->Event({.kind = "approve", .actor = "bob", .target = "ct_1"}).ok());
-  ASSERT_TRUE((*log)->Event({.at = 42, .kind = "config", .actor = "root"}).ok());
+  ASSERT_TRUE((*log)->Event(Ev("approve", "bob", "ct_1")).ok());
+  ASSERT_TRUE((*log)->Event(Ev("config", "root", "", 42)).ok());
 
   StatusOr<std::vector<AuditRow>> rows = (*log)->store()->Query({});
   ASSERT_TRUE(rows.ok()) << rows.status().ToString();
@@ -162,7 +171,7 @@ TEST_F(AuditLogTest, FailClosedReturnsTheStoreErrorAndStopsAtTheFirst) {
   Status st = log.EndRun(Run("r_1"), {Call("r_1", 1), Call("r_1", 2)});
   EXPECT_EQ(st.code(), StatusCode::kUnavailable);
   EXPECT_NE(st.message().find("disk on fire"), std::string::npos);
-  EXPECT_EQ(log.Event({.kind = "approve"}).code(), StatusCode::kUnavailable);
+  EXPECT_EQ(log.Event(Ev("approve")).code(), StatusCode::kUnavailable);
   EXPECT_EQ(::testing::internal::GetCapturedStderr(), "") << "the caller reports a fail-closed error";
   EXPECT_EQ(store->appends(), (std::vector<std::string>{"event", "call", "event"}))
       << "EndRun stops at the first failed row";
@@ -176,7 +185,7 @@ TEST_F(AuditLogTest, WithoutFailClosedErrorsAreWarnedAtMostOncePerMinute) {
   ::testing::internal::CaptureStderr();
   EXPECT_TRUE(log.BeginRun("r_1", "alice", json::object()).ok());
   EXPECT_TRUE(log.EndRun(Run("r_1"), {Call("r_1", 1)}).ok());
-  EXPECT_TRUE(log.Event({.kind = "approve"}).ok());
+  EXPECT_TRUE(log.Event(Ev("approve")).ok());
   const std::string err = ::testing::internal::GetCapturedStderr();
   EXPECT_NE(err.find("disk on fire"), std::string::npos) << err;
   EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << "one warning for three failures:\n" << err;
@@ -189,7 +198,7 @@ TEST_F(AuditLogTest, AWorkingStoreIsSilentEitherWay) {
     FakeStore* store = fake.get();
     AuditLog log(std::move(fake), fail_closed);
     ::testing::internal::CaptureStderr();
-    EXPECT_TRUE(log.Event({.kind = "key_create", .actor = "root", .target = "k_1"}).ok());
+    EXPECT_TRUE(log.Event(Ev("key_create", "root", "k_1")).ok());
     EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
     EXPECT_EQ(store->last_event().target, "k_1");
     EXPECT_GT(store->last_event().at, 0);

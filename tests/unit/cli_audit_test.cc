@@ -138,7 +138,9 @@ TEST_F(CliAuditTest, KeyCreateAndRevokeAreRecordedWithoutTheSecret) {
   Result human = Airlock("audit --state-dir " + state_);  // the override finds the same log
   ASSERT_EQ(human.rc, 0) << human.err;
   EXPECT_NE(human.out.find("event key_create actor=alice target=" + id), std::string::npos) << human.out;
-  EXPECT_NE(human.out.find("key_revoke actor=bob"), std::string::npos) << human.out;
+  EXPECT_NE(human.out.find("key_revoke actor=bob target=" + id + " name=laptop role=viewer user=erin"),
+            std::string::npos)
+      << human.out;
   EXPECT_EQ(std::count(human.out.begin(), human.out.end(), '\n'), 2) << human.out;
 
   Result verify = Airlock("audit verify" + ConfigFlag());
@@ -198,25 +200,41 @@ TEST_F(CliAuditTest, FiltersSelectBySinceUserAndRun) {
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     auto run = [&](const std::string& id, const std::string& user) {
       for (int64_t seq : {1, 2}) {
-        audit::CallRow c{.run_id = id, .seq = seq, .connector = "crm", .tool = "get", .decision = "allowed",
-                         .result_status = "ok"};
-        if (seq == 2) {
-          c.decision = "denied";
-          c.reason = "write tool not allowed";
-        }
+        audit::CallRow c;
+        c.run_id = id;
+        c.seq = seq;
+        c.connector = "crm";
+        c.tool = "get";
+        c.decision = seq == 1 ? "allowed" : "denied";
+        c.reason = seq == 1 ? "" : "write tool not allowed";
+        c.result_status = "ok";
         ASSERT_TRUE((*store)->AppendCall(c).ok());
       }
-      audit::RunRecord r{.run_id = id, .duration_ms = 250, .user = user, .role = "analyst", .endpoint = "main",
-                         .kind = "inline", .language = "javascript", .code = "return 1 // " + id,
-                         .status = "SUCCESS", .calls_total = 2, .calls_denied = 1};
+      audit::RunRecord r;
+      r.run_id = id;
+      r.duration_ms = 250;
+      r.user = user;
+      r.role = "analyst";
+      r.endpoint = "main";
+      r.kind = "inline";
+      r.language = "javascript";
+      r.code = "return 1 // " + id;
+      r.status = "SUCCESS";
+      r.calls_total = 2;
+      r.calls_denied = 1;
       ASSERT_TRUE((*store)->AppendRun(r).ok());
     };
     run("r_old", "alice");                                       // ids 1-3
     clock = audit::NowMs();
     run("r_1", "alice");                                         // ids 4-6
     run("r_2", "bob");                                           // ids 7-9
-    ASSERT_TRUE((*store)->AppendEvent({.at = clock, .kind = "approve", .actor = "alice", .target = "ct_1",
-                                       .detail = {{"decision", "approved"}}}).ok());  // id 10
+    audit::EventRow approve;
+    approve.at = clock;
+    approve.kind = "approve";
+    approve.actor = "alice";
+    approve.target = "ct_1";
+    approve.detail = {{"decision", "approved"}, {"note", "looks fine"}};
+    ASSERT_TRUE((*store)->AppendEvent(approve).ok());  // id 10
   }
   auto ids = [](const json& rows) {
     std::vector<int64_t> out;
@@ -261,7 +279,8 @@ TEST_F(CliAuditTest, FiltersSelectBySinceUserAndRun) {
   EXPECT_EQ(lines[2].rfind("20", 0), 0u) << "starts with an ISO time: " << lines[2];
   EXPECT_EQ(lines[2][10], 'T');
   Result event = Airlock("audit --user alice --limit 1" + ConfigFlag());
-  EXPECT_NE(event.out.find("event approve actor=alice target=ct_1 decision=approved"), std::string::npos)
+  EXPECT_NE(event.out.find("event approve actor=alice target=ct_1 decision=approved note=\"looks fine\""),
+            std::string::npos)
       << event.out;
 
   for (const char* bad : {"--since yesterday", "--since 2026-02-30", "--since 2026-12-02T10:00:00",
@@ -320,6 +339,44 @@ TEST_F(CliAuditTest, FailClosedRefusesAKeyChangeTheLogCannotRecord) {
   Result disabled = Airlock("keys create --file " + keys_ + ConfigFlag() + " --user erin --role viewer");
   EXPECT_EQ(disabled.rc, 0) << disabled.err;
   EXPECT_FALSE(fs::exists(dir_ / "unused"));
+}
+
+TEST_F(CliAuditTest, AWriteThatFailsAfterOpeningLeavesNoUnrecordedKey) {
+  // The log opens, but every event insert fails (a trigger planted in the file).
+  auto [id, secret] = CreateKey("alice", "erin");
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(db_.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "CREATE TRIGGER no_events BEFORE INSERT ON audit_events "
+                         "BEGIN SELECT RAISE(ABORT, 'audit disk full'); END",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+
+  Result create = Airlock("keys create --json --file " + keys_ + ConfigFlag() + " --user frank --role viewer");
+  EXPECT_EQ(create.rc, 1) << create.err;
+  EXPECT_EQ(create.out, "") << "the secret of an unrecorded key is never shown";
+  EXPECT_NE(create.err.find("audit disk full"), std::string::npos) << create.err;
+  EXPECT_NE(create.err.find("revoked at once"), std::string::npos) << create.err;
+  auto store = auth::KeyStore::Open(keys_);
+  ASSERT_TRUE(store.ok());
+  auto keys = (*store)->List();
+  ASSERT_TRUE(keys.ok());
+  ASSERT_EQ(keys->size(), 2u);
+  EXPECT_EQ((*keys)[1].user, "frank");
+  EXPECT_NE((*keys)[1].revoked_at, 0) << "the unrecorded key is revoked";
+
+  Result revoke = Airlock("keys revoke " + id + " --file " + keys_ + ConfigFlag());
+  EXPECT_EQ(revoke.rc, 1) << "the revocation could not be recorded: " << revoke.err;
+  EXPECT_FALSE((*store)->Authenticate(secret).has_value()) << "but it stands";
+
+  // Without fail_closed: a warning, and the change goes ahead.
+  WriteConfig({{"server", {{"state_dir", state_}}}, {"audit", {{"fail_closed", false}}}});
+  Result degraded = Airlock("keys create --file " + keys_ + ConfigFlag() + " --user gina --role viewer");
+  EXPECT_EQ(degraded.rc, 0) << degraded.err;
+  EXPECT_NE(degraded.err.find("audit disk full"), std::string::npos) << degraded.err;
+  EXPECT_NE(degraded.out.find("alk_"), std::string::npos);
+  EXPECT_EQ(Airlock("audit verify" + ConfigFlag()).rc, 0) << "failed writes left the chain intact";
 }
 
 }  // namespace

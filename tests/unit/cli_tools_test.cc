@@ -74,7 +74,7 @@ class CliToolsTest : public ::testing::Test {
     json c = {{"server", {{"state_dir", state_.string()}, {"http", {{"keys_file", (dir_ / "keys.json").string()}}}}},
               {"roles", {{"dev", {{"connectors", {"crm"}}}}, {"admin", {{"admin", true}}}}},
               {"access", {{"stdio", {{"user", "opsbot"}, {"role", "dev"}}}}}};
-    c.merge_patch(extra);
+    if (extra.is_object()) c.merge_patch(extra);
     std::ofstream(config_) << c.dump();
   }
 
@@ -345,6 +345,19 @@ TEST_F(CliToolsTest, BadUsage) {
   WriteConfig({{"roles", {{"dev", {{"bogus_key", true}}}}}});
   r = Tools("approve " + t.id + " --as alice");
   EXPECT_EQ(r.rc, 2) << r.err;
+}
+
+TEST_F(CliToolsTest, AnUnreadableKeyStoreIsAnError) {
+  CodeTool t = Seed(Sample(), "bob");
+  fs::create_directories(dir_ / "keys-dir");
+  WriteConfig({{"server", {{"http", {{"keys_file", (dir_ / "keys-dir").string()}}}}}});
+  Result r = Tools("approve " + t.id + " --as alice");
+  EXPECT_EQ(r.rc, 1) << r.err;
+  EXPECT_NE(r.err.find("cannot check whether alice is an admin"), std::string::npos) << r.err;
+  EXPECT_EQ(Store()->Get(t.id)->state, State::kProposed);
+  std::vector<audit::EventRow> events = Events("code_tool_approve");
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].detail.value("decision", ""), "denied");
 }
 
 TEST_F(CliToolsTest, AnUnwritableAuditLogRefusesBeforeTheStoreChanges) {

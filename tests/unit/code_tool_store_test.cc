@@ -273,7 +273,9 @@ TEST_F(CodeToolStoreTest, ApproveMakesAVersionActiveAndRecordsTheApproval) {
   // Approving twice, or approving with a definer flag but no role, is refused.
   EXPECT_EQ(store_->Approve(t.id, "carol", {}).code(), StatusCode::kFailedPrecondition);
   CodeTool other = MustPropose([] { Proposal p = Sample(); p.name = "other"; return p; }());
-  EXPECT_EQ(store_->Approve(other.id, "alice", {.run_as_definer = true}).code(), StatusCode::kInvalidArgument);
+  Approval no_role;
+  no_role.run_as_definer = true;
+  EXPECT_EQ(store_->Approve(other.id, "alice", no_role).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(store_->Approve(other.id, "", {}).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(store_->Approve("ct_000000000000", "alice", {}).code(), StatusCode::kNotFound);
 }
@@ -467,7 +469,9 @@ TEST_F(CodeToolStoreTest, GenerationSeesChangesFromAnotherConnection) {
 
 TEST_F(CodeToolStoreTest, ReopenKeepsEverything) {
   CodeTool t = MustPropose(Sample());
-  ASSERT_TRUE(store_->Approve(t.id, "alice", {.allow_write = true}).ok());
+  Approval write;
+  write.allow_write = true;
+  ASSERT_TRUE(store_->Approve(t.id, "alice", write).ok());
   store_.reset();
   auto again = OpenSqliteCodeToolStore(path_);
   ASSERT_TRUE(again.ok()) << again.status().ToString();
