@@ -43,7 +43,7 @@
 namespace airlock::mcp {
 
 struct ServerOptions {
-  std::string endpoint;                            // "" : the policy's default endpoint
+  std::string endpoint{};                          // "" : the policy's default endpoint
   codetools::CodeToolStore* code_tools = nullptr;  // null: no code tools, no proposals
   audit::AuditLog* audit = nullptr;                // null: nothing is audited
 };
