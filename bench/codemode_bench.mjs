@@ -4,7 +4,11 @@
 // with the official MCP SDK client. All contenders run in this one process,
 // interleaved round by round, so machine noise hits them alike.
 //
-//   node bench/codemode_bench.mjs [--calls N] [--rounds R]     (defaults 100, 5)
+//   node bench/codemode_bench.mjs [--calls N] [--rounds R] [--no-audit]   (defaults 100, 5)
+//
+// The server writes its audit log (one tool_call event, then N call rows and
+// the run row in one transaction) to a temp state dir; --no-audit turns the
+// log off, so two runs show what auditing costs.
 //
 // The binary is $AIRLOCK_BIN, else <repo>/build/airlock. The SDK comes from
 // tests/e2e/node_modules, the downstream server is
@@ -52,6 +56,7 @@ function flag(name, fallback) {
 }
 const N = flag('--calls', 100);
 const R = flag('--rounds', 5);
+const AUDIT = !process.argv.includes('--no-audit');
 const WARMUP = 20;
 const ZERO_PER_ROUND = 3;  // executes with 0 calls per round and language
 
@@ -150,7 +155,10 @@ const config = path.join(tmp, 'config.json');
 writeFileSync(config, JSON.stringify({
   mcpServers: { test: { command: process.execPath, args: [TEST_SERVER], trusted: true } },
   codeMode: { limits: { max_calls: Math.max(500, N + 10), wall_ms: Math.max(10000, N * 200) } },
+  server: { state_dir: path.join(tmp, 'state') },
+  audit: { enabled: AUDIT },
 }, null, 2));
+console.log(`audit log: ${AUDIT ? 'on (SQLite, synchronous=FULL)' : 'off'}`);
 
 const load0 = os.loadavg();
 const started = performance.now();

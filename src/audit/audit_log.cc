@@ -74,10 +74,7 @@ Status AuditLog::BeginRun(const std::string& run_id, const std::string& actor,
 
 Status AuditLog::EndRun(const RunRecord& run, const std::vector<CallRow>& calls) {
   if (!store_) return OkStatus();
-  for (const CallRow& call : calls) {
-    if (Status st = store_->AppendCall(call); !st.ok()) return Check(st);
-  }
-  return Check(store_->AppendRun(run));
+  return Check(store_->AppendRunWithCalls(run, calls));
 }
 
 Status AuditLog::Event(const EventRow& event) {

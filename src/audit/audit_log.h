@@ -49,7 +49,8 @@ class AuditLog {
   // Appends an EventRow {kind "run_start", actor, target run_id, detail} so
   // that a run is on record before it starts (and a crash leaves a trace).
   Status BeginRun(const std::string& run_id, const std::string& actor, const nlohmann::json& detail);
-  // Appends every call row, then the run record; stops at the first error.
+  // Appends every call row, then the run record, as one write where the store
+  // supports it (AuditStore::AppendRunWithCalls; SQLite: one transaction).
   Status EndRun(const RunRecord& run, const std::vector<CallRow>& calls);
   Status Event(const EventRow& event);  // `at` 0: now
   // One call row on its own (a direct gateway-mode tool call).

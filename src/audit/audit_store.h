@@ -132,6 +132,13 @@ class AuditStore {
   virtual Status AppendRun(const RunRecord& run) = 0;
   virtual Status AppendCall(const CallRow& call) = 0;
   virtual Status AppendEvent(const EventRow& event) = 0;
+  // A finished run: its calls (in order), then the run row. Stores that can
+  // make it one atomic, durable write should (one fsync instead of one per
+  // row); the default appends the rows one by one.
+  virtual Status AppendRunWithCalls(const RunRecord& run, const std::vector<CallRow>& calls) {
+    for (const CallRow& call : calls) AIRLOCK_RETURN_IF_ERROR(AppendCall(call));
+    return AppendRun(run);
+  }
 
   // Matching rows in chain order (oldest first).
   virtual StatusOr<std::vector<AuditRow>> Query(const AuditQuery& query) = 0;

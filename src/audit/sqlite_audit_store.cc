@@ -319,12 +319,30 @@ Status SqliteAuditStore::AppendEvent(const EventRow& event) {
   return Append(Tables()[2], ToValues(EventFields(), event));
 }
 
+Status SqliteAuditStore::AppendRunWithCalls(const RunRecord& run, const std::vector<CallRow>& calls) {
+  std::vector<std::pair<const Table*, std::vector<Value>>> rows;
+  rows.reserve(calls.size() + 1);
+  for (const CallRow& call : calls) rows.emplace_back(&Tables()[1], ToValues(CallFields(), call));
+  rows.emplace_back(&Tables()[0], ToValues(RunFields(), run));
+  return AppendAll(std::move(rows));
+}
+
 Status SqliteAuditStore::Append(const Table& table, std::vector<Value> values) {
+  std::vector<std::pair<const Table*, std::vector<Value>>> rows;
+  rows.emplace_back(&table, std::move(values));
+  return AppendAll(std::move(rows));
+}
+
+Status SqliteAuditStore::AppendAll(std::vector<std::pair<const Table*, std::vector<Value>>> rows) {
   std::lock_guard<std::mutex> lock(mu_);
   StatusOr<bool> begun = begin_.Step();
   begin_.Reset();
   if (!begun.ok()) return begun.status().WithContext("audit append");
-  Status st = AppendLocked(table, values);
+  Status st = OkStatus();
+  for (auto& [table, values] : rows) {
+    st = AppendLocked(*table, values);
+    if (!st.ok()) break;
+  }
   if (st.ok()) {
     StatusOr<bool> done = commit_.Step();
     commit_.Reset();

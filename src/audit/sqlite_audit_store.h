@@ -59,6 +59,8 @@ class SqliteAuditStore : public AuditStore {
   Status AppendRun(const RunRecord& run) override;
   Status AppendCall(const CallRow& call) override;
   Status AppendEvent(const EventRow& event) override;
+  // One IMMEDIATE transaction for all the rows (all or none are written).
+  Status AppendRunWithCalls(const RunRecord& run, const std::vector<CallRow>& calls) override;
   StatusOr<std::vector<AuditRow>> Query(const AuditQuery& query) override;
   StatusOr<VerifyReport> Verify() override;
 
@@ -70,6 +72,8 @@ class SqliteAuditStore : public AuditStore {
   SqliteAuditStore(SqliteDb db, Options options);
   Status Prepare();
   Status Append(const Table& table, std::vector<Value> values);
+  // Appends every (table, values) pair in one transaction.
+  Status AppendAll(std::vector<std::pair<const Table*, std::vector<Value>>> rows);
   Status AppendLocked(const Table& table, std::vector<Value>& values);
 
   std::mutex mu_;

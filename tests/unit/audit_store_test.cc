@@ -213,6 +213,33 @@ TEST_F(AuditStoreTest, VerifyAcceptsAnUntouchedStore) {
   EXPECT_NE(report->head_hash, empty->head_hash);
 }
 
+TEST_F(AuditStoreTest, ARunWithItsCallsIsOneAtomicWrite) {
+  auto store = OpenStore();
+  ASSERT_TRUE(store);
+  ASSERT_TRUE(store->AppendRunWithCalls(Run("r_9", "dana"), {Call("r_9", 1, false), Call("r_9", 2, true)}).ok());
+  auto rows = store->Query({.run_id = "r_9"});
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  ASSERT_EQ(rows->size(), 3u);
+  EXPECT_EQ((*rows)[0].call()->seq, 1);
+  EXPECT_EQ((*rows)[1].call()->seq, 2);
+  ASSERT_NE((*rows)[2].run(), nullptr);
+  auto report = store->Verify();
+  ASSERT_TRUE(report.ok());
+  EXPECT_TRUE(report->ok());
+  EXPECT_EQ(report->rows_checked, 3);
+  // A failing row (here: a trigger refuses run rows) leaves none of the batch behind.
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(path_.c_str(), &raw, SQLITE_OPEN_READWRITE, nullptr), SQLITE_OK);
+  EXPECT_EQ(sqlite3_exec(raw, "CREATE TRIGGER no_runs BEFORE INSERT ON audit_runs BEGIN SELECT RAISE(ABORT, 'refused'); END",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(raw);
+  EXPECT_FALSE(store->AppendRunWithCalls(Run("r_10", "dana"), {Call("r_10", 1, false)}).ok());
+  auto after = store->Query({.run_id = "r_10"});
+  ASSERT_TRUE(after.ok());
+  EXPECT_TRUE(after->empty()) << "the call row was rolled back with the run row";
+}
+
 TEST_F(AuditStoreTest, ReopenedStoreContinuesTheChain) {
   {
     auto store = OpenStore();

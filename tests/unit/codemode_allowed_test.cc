@@ -756,7 +756,9 @@ result = {'schema': schema, 'dispatched': after['calls'] - before['calls'], 'loc
     EXPECT_EQ(log[i]["decision"], "denied") << log[i];
     EXPECT_EQ(log[i]["error_code"], "E_INVALID_ARGS") << log[i];
   }
-  if (!js()) EXPECT_EQ(v["server_side"], json(std::vector<std::string>(4, "E_INVALID_ARGS")));
+  if (!js()) {
+    EXPECT_EQ(v["server_side"], json(std::vector<std::string>(4, "E_INVALID_ARGS")));
+  }
   for (size_t i = 6; i < log.size(); ++i) {
     EXPECT_EQ(log[i]["decision"], "denied") << log[i];
     EXPECT_EQ(log[i]["error_code"], "E_INVALID_ARGS") << log[i];

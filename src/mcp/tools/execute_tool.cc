@@ -101,7 +101,8 @@ json ExecuteTool::DefinitionWith(const std::set<std::string>& visible) {
   if (connectors.empty()) connectors = "none configured";
   const codemode::Limits& l = admin_limits_;
   json limit_props = json::object();
-  for (const auto& [key, value] : l.ToJson().items()) {
+  const json limits_json = l.ToJson();  // items() must not outlive the JSON it walks
+  for (const auto& [key, value] : limits_json.items()) {
     limit_props[key] = {{"type", "integer"}, {"minimum", 1}, {"maximum", value}};
   }
   return {
