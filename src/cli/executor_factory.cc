@@ -45,8 +45,15 @@ StatusOr<LocalRuntime> MakeLocalRuntime(const config::Config& config, bool allow
     spec.default_memory_mb = std::min(std::max(spec.default_memory_mb, l.default_memory_mb), l.max_memory_mb);
     languages.push_back(std::move(spec));
   }
-  // Code mode: airlock-js is installed next to this binary.
+  // Code mode and the WASM tier: airlock-js is installed next to this binary.
   for (runtimes::LanguageSpec spec : runtimes::CodeModeLanguages(SiblingBinary("airlock-js"))) {
+    languages.push_back(std::move(spec));
+  }
+  for (runtimes::LanguageSpec spec : runtimes::WasmTierLanguages(SiblingBinary("airlock-js"))) {
+    const auto& enabled = config.languages.enabled;
+    if (!enabled.empty() && std::find(enabled.begin(), enabled.end(), spec.name) == enabled.end()) continue;
+    spec.default_timeout_ms = std::min(l.default_timeout_ms, l.max_timeout_ms);
+    spec.default_memory_mb = std::min(std::max(spec.default_memory_mb, l.default_memory_mb), l.max_memory_mb);
     languages.push_back(std::move(spec));
   }
   AIRLOCK_ASSIGN_OR_RETURN(rt.executor, runtimes::LocalExecutor::Create(*rt.host, limits, std::move(languages)));

@@ -164,6 +164,7 @@ int RunCommand(const RunOptions& options) {
   req.args = options.args;
   req.timeout_ms = options.timeout_ms;
   req.memory_mb = options.memory_mb;
+  req.isolation = options.isolation;
   req.output_globs = options.outputs;
   for (const auto& spec : options.files) {
     size_t eq = spec.find('=');

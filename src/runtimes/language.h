@@ -38,6 +38,10 @@ struct LanguageSpec {
   // A code-mode runtime (bridge.h): used only for requests with code_mode,
   // never listed as a run_code language.
   bool code_mode = false;
+  // The isolation tier: "native" (the program runs as a process in the
+  // jail) or "wasm" (it runs inside the embedded engine, itself in the jail,
+  // and sees no host system interface at all).
+  std::string isolation = "native";
 };
 
 // Every language airlock knows, in display order.
@@ -47,6 +51,11 @@ std::vector<LanguageSpec> BuiltinLanguages();
 // `airlock_js_path`, "python" with the bridge harness); JavaScript is left
 // out when `airlock_js_path` is empty.
 std::vector<LanguageSpec> CodeModeLanguages(const std::string& airlock_js_path);
+
+// The WASM tier's languages (isolation "wasm"): JavaScript directly in the
+// embedded SpiderMonkey engine (console only, no bridge); left out when
+// `airlock_js_path` is empty.
+std::vector<LanguageSpec> WasmTierLanguages(const std::string& airlock_js_path);
 
 // Where airlock-js appears inside the jail.
 inline constexpr char kJailAirlockJsPath[] = "/opt/airlock/airlock-js";

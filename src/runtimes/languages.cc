@@ -96,9 +96,11 @@ std::vector<LanguageSpec> BuiltinLanguages() {
 }
 
 bool IsInstalled(const LanguageSpec& spec) {
-  // Code-mode runtimes may run a host binary mapped to another path in the
-  // jail; their version command names the host binary.
-  if (spec.code_mode) return !spec.version_argv.empty() && access(spec.version_argv[0].c_str(), X_OK) == 0;
+  // Code-mode and WASM-tier runtimes may run a host binary mapped to another
+  // path in the jail; their version command names the host binary.
+  if (spec.code_mode || spec.isolation == "wasm") {
+    return !spec.version_argv.empty() && access(spec.version_argv[0].c_str(), X_OK) == 0;
+  }
   const std::string& tool = spec.compile ? spec.compile->argv[0] : spec.run_argv[0];
   if (access(tool.c_str(), X_OK) != 0) return false;
   return access(spec.run_argv[0].c_str(), X_OK) == 0 || spec.run_argv[0].rfind("/work/", 0) == 0;

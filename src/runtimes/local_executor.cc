@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <set>
 #include <cstdio>
 #include <cstring>
 
@@ -75,27 +76,36 @@ constexpr uint64_t kCodeModeGraceMs = 500;
 
 }  // namespace
 
+// airlock-js's exit codes for its own limits (src/engine/js/js_main.cc).
+constexpr int kEngineExitOutOfMemory = 3;
+constexpr int kEngineExitDeadline = 124;
+
 std::pair<bool, bool> LocalExecutor::PolicyKey(const jail::SeccompOptions& o) {
   return {o.allow_exec_mappings, o.allow_process_creation};
 }
 
 Status ValidateRequest(const RunRequest& request, const ExecutorLimits& limits,
                        const std::vector<LanguageSpec>& languages) {
-  bool known = false;
-  std::string names;
+  bool known = false, tier_known = false;
+  std::set<std::string> names;
+  std::string tiers;  // of this language
   for (const auto& l : languages) {
     if (l.code_mode != request.code_mode) continue;
-    known = known || l.name == request.language;
-    names += (names.empty() ? "" : ", ") + l.name;
+    names.insert(l.name);
+    if (l.name != request.language) continue;
+    known = true;
+    tier_known = tier_known || l.isolation == request.isolation;
+    tiers += (tiers.empty() ? "" : ", ") + l.isolation;
   }
-  if (names.empty()) names = "none";
   if (!known) {
+    std::string list;
+    for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
     return NotFound(std::string(request.code_mode ? "code mode has no language \"" : "unknown language \"") +
-                    request.language + "\"; available: " + names);
+                    request.language + "\"; available: " + (list.empty() ? "none" : list));
   }
-  if (request.isolation != "native") {
+  if (!tier_known) {
     return InvalidArgument("isolation \"" + request.isolation + "\" is not available for " + request.language +
-                           "; available: native");
+                           "; available: " + tiers);
   }
   if (request.code.size() > limits.max_code_bytes)
     return InvalidArgument("code is " + std::to_string(request.code.size()) + " bytes; the limit is " +
@@ -144,9 +154,9 @@ StatusOr<std::unique_ptr<LocalExecutor>> LocalExecutor::Create(jail::JailHost& h
   return ex;
 }
 
-const LanguageSpec* LocalExecutor::Find(const std::string& name, bool code_mode) const {
+const LanguageSpec* LocalExecutor::Find(const std::string& name, bool code_mode, const std::string& isolation) const {
   for (const auto& l : languages_)
-    if (l.name == name && l.code_mode == code_mode) return &l;
+    if (l.name == name && l.code_mode == code_mode && l.isolation == isolation) return &l;
   return nullptr;
 }
 
@@ -155,14 +165,22 @@ std::vector<LanguageInfo> LocalExecutor::Languages() {
   std::lock_guard<std::mutex> lock(versions_mu_);
   for (const auto& l : languages_) {
     if (l.code_mode) continue;
-    auto it = versions_.find(l.name);
-    if (it == versions_.end()) it = versions_.emplace(l.name, HostCommandFirstLine(l.version_argv)).first;
+    // One entry per language: the first spec (native, when there is one)
+    // describes it; every tier it has is listed.
+    auto existing = std::find_if(out.begin(), out.end(), [&](const LanguageInfo& i) { return i.name == l.name; });
+    if (existing != out.end()) {
+      existing->tiers.push_back(l.isolation);
+      continue;
+    }
+    const std::string key = l.name + "/" + l.isolation;
+    auto it = versions_.find(key);
+    if (it == versions_.end()) it = versions_.emplace(key, HostCommandFirstLine(l.version_argv)).first;
     LanguageInfo info;
     info.name = l.name;
     info.display_name = l.display_name;
     info.version = it->second;
     info.compiled = l.compile.has_value();
-    info.tiers = {"native"};
+    info.tiers = {l.isolation};
     info.default_timeout_ms = l.default_timeout_ms;
     info.default_memory_mb = l.default_memory_mb;
     info.notes = l.notes;
@@ -181,7 +199,7 @@ RunResult LocalExecutor::Run(const RunRequest& request, const ProgressFn& progre
   if (request.code_mode && bridge == nullptr) {
     return InternalErrorResult(request.language, "invalid_request", "a code-mode run needs a bridge");
   }
-  return RunInJail(*Find(request.language, request.code_mode), request, progress, cancel,
+  return RunInJail(*Find(request.language, request.code_mode, request.isolation), request, progress, cancel,
                    request.code_mode ? bridge : nullptr);
 }
 
@@ -254,11 +272,25 @@ RunResult LocalExecutor::RunInJail(const LanguageSpec& spec, const RunRequest& r
     r = (*jail)->Exec(run, &cancel);
     (*relay)->Finish();
   } else {
+    // WASM tier: the engine's own deadline fires first (exit 124, mapped
+    // below); the jail's clock is the backstop.
+    if (spec.isolation == "wasm") run.limits.wall_ms = timeout_ms + kCodeModeGraceMs;
     r = (*jail)->Exec(run, &cancel);
   }
   jail->reset();
   report(RunPhase::kDone);
   RunResult result = MapExecResult(spec.name, r, timeout_ms, memory_mb, spec.max_pids);
+  result.isolation = spec.isolation;
+  if (spec.isolation == "wasm" && result.status == RunStatus::kExitNonzero) {
+    // airlock-js reports its engine's limits as exit codes.
+    if (result.exit_code == kEngineExitDeadline) {
+      result.status = RunStatus::kTimeout;
+      result.message = "wall-clock limit of " + std::to_string(timeout_ms) + " ms reached (stopped by the engine)";
+    } else if (result.exit_code == kEngineExitOutOfMemory) {
+      result.status = RunStatus::kMemoryLimit;
+      result.message = "memory limit of " + std::to_string(memory_mb) + " MiB reached (the engine's heap)";
+    }
+  }
   if (compiled) {
     result.compile_output = compiled->stdout_data + compiled->stderr_data;
     result.compile_ms = compiled->wall_ms;

@@ -43,7 +43,8 @@ class LocalExecutor : public CodeExecutor {
                 BridgeHandler* bridge = nullptr) override;
   std::vector<LanguageInfo> Languages() override;
 
-  const LanguageSpec* Find(const std::string& name, bool code_mode = false) const;
+  const LanguageSpec* Find(const std::string& name, bool code_mode = false,
+                           const std::string& isolation = "native") const;
 
  private:
   LocalExecutor() = default;

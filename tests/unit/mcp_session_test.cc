@@ -285,6 +285,17 @@ TEST_F(McpSessionTest, UnknownLanguageListsKnownOnes) {
   EXPECT_EQ(r["result"]["structuredContent"]["error_code"], "unknown_language");
 }
 
+TEST_F(McpSessionTest, AnIsolationTierTheLanguageLacksIsRefusedWithTheTiersItHas) {
+  json r = RunTool({{"language", "python"}, {"code", "x"}, {"isolation", "wasm"}}, "2025-06-18");
+  EXPECT_TRUE(r["result"]["isError"].get<bool>());
+  EXPECT_EQ(r["result"]["content"][0]["text"], "isolation \"wasm\" is not available for python; available: native");
+  EXPECT_TRUE(executor_.requests.empty());
+  r = Send(RunCode(9, {{"language", "python"}, {"code", "x"}, {"isolation", "native"}}));
+  EXPECT_FALSE(r["result"].value("isError", false)) << r;
+  ASSERT_EQ(executor_.requests.size(), 1u);
+  EXPECT_EQ(executor_.requests[0].isolation, "native");
+}
+
 TEST_F(McpSessionTest, LimitsAboveTheMaximumAreRejected) {
   json r = RunTool({{"language", "python"}, {"code", "x"}, {"timeout_ms", 90000}});
   EXPECT_TRUE(r["result"]["isError"].get<bool>());

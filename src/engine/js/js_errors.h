@@ -15,10 +15,10 @@
 namespace airlock::engine::js {
 
 struct ErrorInfo {
-  std::string name;     // "TypeError", "ToolError", "E_LIMIT_WALLCLOCK", ...
-  std::string message;
-  std::string stack;    // SpiderMonkey format: "fn@main.js:3:5\n" per frame; may be empty
-  std::string code;     // a string `code` property (ToolError's "E_..."), else empty
+  std::string name{};     // "TypeError", "ToolError", "E_LIMIT_WALLCLOCK", ...
+  std::string message{};
+  std::string stack{};    // SpiderMonkey format: "fn@main.js:3:5\n" per frame; may be empty
+  std::string code{};     // a string `code` property (ToolError's "E_..."), else empty
 };
 
 // Describes a thrown value. `stack` (a SavedFrame, may be null) is used when

@@ -39,8 +39,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <js/Promise.h>
+#include <nlohmann/json.hpp>
 
 #include "base/status.h"
 #include "base/unique_fd.h"
@@ -66,6 +68,7 @@ struct Flags {
   uint64_t max_console_bytes = 0;
   bool enable_wasm = false;
   std::string script_path;
+  std::vector<std::string> script_args;  // after the script: the global `scriptArgs`
 };
 
 void WriteStderr(const std::string& s) {
@@ -90,7 +93,7 @@ void WriteStdout(const std::string& s) {
 
 constexpr char kUsage[] =
     "usage: airlock-js [--heap-mb N] [--deadline-ms N] [--bridge-fd N|none]\n"
-    "                  [--max-console-bytes N] [--enable-wasm] SCRIPT_PATH\n";
+    "                  [--max-console-bytes N] [--enable-wasm] SCRIPT_PATH [ARG...]\n";
 
 std::optional<uint64_t> ParseUint(std::string_view s, uint64_t max) {
   if (s.empty() || s.size() > 19) return std::nullopt;
@@ -131,6 +134,7 @@ StatusOr<Flags> ParseFlags(int argc, char** argv) {
       return InvalidArgument("unknown flag " + std::string(a));
     } else if (f.script_path.empty()) {
       f.script_path = std::string(a);
+      for (++i; i < argc; ++i) f.script_args.emplace_back(argv[i]);  // the rest belongs to the script
     } else {
       return InvalidArgument("only one script may be given");
     }
@@ -333,6 +337,16 @@ int Main(int argc, char** argv) {
   if (!st.ok()) {
     WriteStderr("airlock-js: " + st.ToString() + "\n");
     return kExitUncaught;
+  }
+  {
+    // scriptArgs: the arguments after the script, a frozen array of strings.
+    const std::string literal = "Object.freeze(" + nlohmann::json(flags->script_args).dump() + ")";
+    JS::RootedValue args((*engine)->cx());
+    if (!(*engine)->EvaluateScript(literal, "airlock-args", 1, &args) ||
+        !(*engine)->DefineReadOnly((*engine)->global(), "scriptArgs", args)) {
+      WriteStderr("airlock-js: cannot define scriptArgs\n");
+      return kExitUncaught;
+    }
   }
   std::unique_ptr<BridgeClient> bridge;
   if (flags->bridge_fd >= 0) {

@@ -1,5 +1,7 @@
 #include "mcp/tools/run_code_args.h"
 
+#include <algorithm>
+
 #include <set>
 
 #include "base/encoding.h"
@@ -133,7 +135,8 @@ Status ReadFiles(const json& args, const config::LimitsConfig& limits,
 
 const std::set<std::string>& KnownKeys() {
   static const std::set<std::string> kKeys = {"language", "code",   "stdin",      "args",
-                                              "files",    "output_files", "timeout_ms", "memory_mb"};
+                                              "files",    "output_files", "timeout_ms", "memory_mb",
+                                              "isolation"};
   return kKeys;
 }
 
@@ -200,6 +203,16 @@ StatusOr<runtimes::RunRequest> ParseRunCodeArguments(const json& args,
                                                   : limits.default_timeout_ms;
   uint64_t def_memory = lang->default_memory_mb ? std::min(lang->default_memory_mb, limits.max_memory_mb)
                                                 : limits.default_memory_mb;
+  AIRLOCK_RETURN_IF_ERROR(ReadString(args, "isolation", "arguments.isolation", false, &req.isolation));
+  if (req.isolation.empty()) req.isolation = "native";
+  const std::vector<std::string> tiers_of =
+      lang->tiers.empty() ? std::vector<std::string>{"native"} : lang->tiers;  // no tiers listed: native only
+  if (std::find(tiers_of.begin(), tiers_of.end(), req.isolation) == tiers_of.end()) {
+    std::string tiers;
+    for (const std::string& t : tiers_of) tiers += (tiers.empty() ? "" : ", ") + t;
+    return FailedPrecondition("isolation \"" + SanitizeUtf8(req.isolation.substr(0, 32)) + "\" is not available for " +
+                              req.language + "; available: " + tiers);
+  }
   AIRLOCK_RETURN_IF_ERROR(ReadLimit(args, "timeout_ms", def_timeout, limits.max_timeout_ms, "ms", &req.timeout_ms));
   AIRLOCK_RETURN_IF_ERROR(ReadLimit(args, "memory_mb", def_memory, limits.max_memory_mb, "MiB", &req.memory_mb));
   return req;

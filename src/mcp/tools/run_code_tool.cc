@@ -96,7 +96,14 @@ json RunCodeTool::InputSchema(const std::vector<runtimes::LanguageInfo>& languag
          {{"type", "integer"},
           {"minimum", 1},
           {"maximum", limits.max_memory_mb},
-          {"description", "Memory limit in MiB."}}}}},
+          {"description", "Memory limit in MiB."}}},
+        {"isolation",
+         {{"type", "string"},
+          {"enum", {"native", "wasm"}},
+          {"default", "native"},
+          {"description",
+           "Isolation tier: native (a process in the jail) or wasm (inside the embedded engine, itself in the "
+           "jail; see list_languages for which languages have it)."}}}}},
       {"required", {"language", "code"}},
       {"additionalProperties", false}};
 }
