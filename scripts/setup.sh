@@ -33,6 +33,9 @@ if ((${#need[@]})); then
   apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
 
+# The WASM tier's toolchain (clang-16, wasm-ld, wasi-libc, libc++ for wasm32).
+scripts/wasm/install_toolchain.sh
+
 # npm packages for the end-to-end tests (official MCP SDK client, conformance
 # suite, inspector-cli) and the downstream MCP servers used as fixtures.
 for dir in tests/e2e tests/fixtures/mcp-servers; do

@@ -49,7 +49,7 @@ StatusOr<LocalRuntime> MakeLocalRuntime(const config::Config& config, bool allow
   for (runtimes::LanguageSpec spec : runtimes::CodeModeLanguages(SiblingBinary("airlock-js"))) {
     languages.push_back(std::move(spec));
   }
-  for (runtimes::LanguageSpec spec : runtimes::WasmTierLanguages(SiblingBinary("airlock-js"))) {
+  for (runtimes::LanguageSpec spec : runtimes::WasmTierLanguages(SiblingBinary("airlock-js"), runtimes::DefaultWasmCacheDir())) {
     const auto& enabled = config.languages.enabled;
     if (!enabled.empty() && std::find(enabled.begin(), enabled.end(), spec.name) == enabled.end()) continue;
     spec.default_timeout_ms = std::min(l.default_timeout_ms, l.max_timeout_ms);

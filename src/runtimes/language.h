@@ -42,6 +42,10 @@ struct LanguageSpec {
   // jail) or "wasm" (it runs inside the embedded engine, itself in the jail,
   // and sees no host system interface at all).
   std::string isolation = "native";
+  // Exit codes with which the engine (airlock-js) reports its own limits
+  // (0: none): mapped to timeout and memory_limit.
+  int engine_exit_deadline = 0;
+  int engine_exit_out_of_memory = 0;
 };
 
 // Every language airlock knows, in display order.
@@ -53,9 +57,17 @@ std::vector<LanguageSpec> BuiltinLanguages();
 std::vector<LanguageSpec> CodeModeLanguages(const std::string& airlock_js_path);
 
 // The WASM tier's languages (isolation "wasm"): JavaScript directly in the
-// embedded SpiderMonkey engine (console only, no bridge); left out when
-// `airlock_js_path` is empty.
-std::vector<LanguageSpec> WasmTierLanguages(const std::string& airlock_js_path);
+// embedded SpiderMonkey engine (console only, no bridge); C and C++ compiled
+// to wasm32-wasi; Python from the CPython WASI build in `wasm_cache_dir`
+// (scripts/wasm/build_python.sh: python/python.wasm, python-stdlib.tar,
+// MANIFEST). All are left out when `airlock_js_path` is empty.
+std::vector<LanguageSpec> WasmTierLanguages(const std::string& airlock_js_path, const std::string& wasm_cache_dir);
+
+// The WASM interpreter cache: $AIRLOCK_WASM_CACHE, else /var/cache/airlock/wasm.
+std::string DefaultWasmCacheDir();
+
+// Where the CPython WASI build appears inside the jail.
+inline constexpr char kJailWasmPythonDir[] = "/opt/airlock/wasm-python";
 
 // Where airlock-js appears inside the jail.
 inline constexpr char kJailAirlockJsPath[] = "/opt/airlock/airlock-js";

@@ -99,6 +99,11 @@ bool IsInstalled(const LanguageSpec& spec) {
   // Code-mode and WASM-tier runtimes may run a host binary mapped to another
   // path in the jail; their version command names the host binary.
   if (spec.code_mode || spec.isolation == "wasm") {
+    // The host binaries it maps into the jail, and its compiler if any.
+    for (const jail::BindMount& b : spec.binds) {
+      if (!b.optional && access(b.path.c_str(), R_OK) != 0) return false;
+    }
+    if (spec.compile && access(spec.compile->argv[0].c_str(), X_OK) != 0) return false;
     return !spec.version_argv.empty() && access(spec.version_argv[0].c_str(), X_OK) == 0;
   }
   const std::string& tool = spec.compile ? spec.compile->argv[0] : spec.run_argv[0];

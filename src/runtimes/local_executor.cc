@@ -76,10 +76,6 @@ constexpr uint64_t kCodeModeGraceMs = 500;
 
 }  // namespace
 
-// airlock-js's exit codes for its own limits (src/engine/js/js_main.cc).
-constexpr int kEngineExitOutOfMemory = 3;
-constexpr int kEngineExitDeadline = 124;
-
 std::pair<bool, bool> LocalExecutor::PolicyKey(const jail::SeccompOptions& o) {
   return {o.allow_exec_mappings, o.allow_process_creation};
 }
@@ -281,12 +277,12 @@ RunResult LocalExecutor::RunInJail(const LanguageSpec& spec, const RunRequest& r
   report(RunPhase::kDone);
   RunResult result = MapExecResult(spec.name, r, timeout_ms, memory_mb, spec.max_pids);
   result.isolation = spec.isolation;
-  if (spec.isolation == "wasm" && result.status == RunStatus::kExitNonzero) {
+  if (result.status == RunStatus::kExitNonzero) {
     // airlock-js reports its engine's limits as exit codes.
-    if (result.exit_code == kEngineExitDeadline) {
+    if (spec.engine_exit_deadline != 0 && result.exit_code == spec.engine_exit_deadline) {
       result.status = RunStatus::kTimeout;
       result.message = "wall-clock limit of " + std::to_string(timeout_ms) + " ms reached (stopped by the engine)";
-    } else if (result.exit_code == kEngineExitOutOfMemory) {
+    } else if (spec.engine_exit_out_of_memory != 0 && result.exit_code == spec.engine_exit_out_of_memory) {
       result.status = RunStatus::kMemoryLimit;
       result.message = "memory limit of " + std::to_string(memory_mb) + " MiB reached (the engine's heap)";
     }

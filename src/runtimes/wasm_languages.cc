@@ -3,9 +3,17 @@
 // host system interface of their own.
 #include "runtimes/language.h"
 
+#include <cstdlib>
+#include <filesystem>
+
 namespace airlock::runtimes {
 
-std::vector<LanguageSpec> WasmTierLanguages(const std::string& airlock_js_path) {
+std::string DefaultWasmCacheDir() {
+  const char* env = getenv("AIRLOCK_WASM_CACHE");
+  return env != nullptr && env[0] == '/' ? env : "/var/cache/airlock/wasm";
+}
+
+std::vector<LanguageSpec> WasmTierLanguages(const std::string& airlock_js_path, const std::string& wasm_cache_dir) {
   std::vector<LanguageSpec> all;
   if (airlock_js_path.empty()) return all;
 
@@ -19,9 +27,70 @@ std::vector<LanguageSpec> WasmTierLanguages(const std::string& airlock_js_path) 
   js.binds = {{airlock_js_path, false, kJailAirlockJsPath}};
   js.max_pids = 16;  // the engine's helper threads
   js.isolation = "wasm";
+  js.engine_exit_deadline = 124;  // src/engine/js/js_main.cc
+  js.engine_exit_out_of_memory = 3;
   js.notes = "SpiderMonkey with only the ECMAScript built-ins, console and scriptArgs: no modules, files, network, "
              "process or stdin; top-level await and return work";
   all.push_back(js);
+
+  // C and C++: compiled to wasm32-wasi in the jail with Debian's clang-16,
+  // wasi-libc and libc++, then run by airlock-js --wasi over an in-memory
+  // filesystem that holds a copy of /work (written back when it ends).
+  const std::vector<std::string> run = {kJailAirlockJsPath, "--wasi", "main.wasm", "--heap-mb", "{heap_mb}",
+                                        "--wasm-max-mb", "{heap_mb}", "--deadline-ms", "{timeout_ms}",
+                                        "--work", "/work=/work", "--", "main"};
+  LanguageSpec c;
+  c.name = "c";
+  c.display_name = "C";
+  c.source_file = "main.c";
+  c.version_argv = {"/usr/bin/clang-16", "--version"};
+  c.compile = CompileStep{{"/usr/bin/clang-16", "--target=wasm32-wasi", "--sysroot=/usr", "-O2", "-Wall", "-o",
+                           "main.wasm", "main.c", "-lm"},
+                          30'000};
+  c.run_argv = run;
+  c.binds = js.binds;
+  c.max_pids = 16;
+  c.default_memory_mb = 512;
+  c.isolation = "wasm";
+  c.engine_exit_deadline = 124;  // src/engine/js/wasi_runner.h (a C program's own exit(3) stays its own)
+  c.engine_exit_out_of_memory = 137;
+  c.notes = "clang-16 --target=wasm32-wasi -O2 (wasi-libc); runs in the engine: no processes, sockets or host files";
+  all.push_back(c);
+
+  LanguageSpec cpp = c;
+  cpp.name = "cpp";
+  cpp.display_name = "C++";
+  cpp.source_file = "main.cpp";
+  cpp.version_argv = {"/usr/bin/clang++-16", "--version"};
+  cpp.compile = CompileStep{{"/usr/bin/clang++-16", "--target=wasm32-wasi", "--sysroot=/usr", "-O2", "-Wall",
+                             "-std=c++20", "-nostdinc++", "-isystem", "/usr/lib/llvm-16/include/wasm32-wasi/c++/v1",
+                             "-fno-exceptions", "-L/usr/lib/llvm-16/lib/wasm32-wasi", "-o", "main.wasm", "main.cpp"},
+                            45'000};
+  cpp.notes = "clang++-16 --target=wasm32-wasi -O2 -std=c++20, libc++ without exceptions; runs in the engine";
+  all.push_back(cpp);
+
+  // Python: CPython built for wasm32-wasi (scripts/wasm/build_python.sh);
+  // its standard library is a tar loaded read-only at /usr in the guest.
+  std::error_code ec;
+  const std::filesystem::path py_dir = std::filesystem::canonical(wasm_cache_dir + "/python", ec);
+  if (!ec) {
+    LanguageSpec py;
+    py.name = "python";
+    py.display_name = "Python";
+    py.source_file = "main.py";
+    py.version_argv = {"/bin/sed", "-n", "s/^PYTHON_VERSION=//p", (py_dir / "MANIFEST").string()};
+    py.run_argv = {kJailAirlockJsPath, "--wasi", std::string(kJailWasmPythonDir) + "/python.wasm", "--tar",
+                   std::string(kJailWasmPythonDir) + "/python-stdlib.tar=/usr", "--env", "PYTHONHOME=/usr",
+                   "--env", "PYTHONDONTWRITEBYTECODE=1", "--heap-mb", "{heap_mb}", "--wasm-max-mb", "{heap_mb}",
+                   "--deadline-ms", "{timeout_ms}", "--work", "/work=/work", "--", "python", "main.py"};
+    py.binds = {{airlock_js_path, false, kJailAirlockJsPath}, {py_dir.string(), false, kJailWasmPythonDir}};
+    py.max_pids = 16;
+    py.isolation = "wasm";
+    py.engine_exit_deadline = 124;
+    py.engine_exit_out_of_memory = 137;
+    py.notes = "CPython compiled to wasm32-wasi, standard library only (no sockets, threads or subprocesses)";
+    all.push_back(py);
+  }
   return all;
 }
 

@@ -124,5 +124,215 @@ TEST_F(WasmTierTest, NothingPersistsBetweenRuns) {
   EXPECT_EQ(second["stdout"], "undefined\n");
 }
 
+// ---------------------------------------------------------------- C and C++ over WASI
+
+class WasmTierCTest : public WasmTierTest {
+ protected:
+  void SetUp() override {
+    WasmTierTest::SetUp();
+    if (IsSkipped()) return;
+    if (access("/usr/bin/clang-16", X_OK) != 0 || !fs::exists("/usr/lib/wasm32-wasi/libc.a")) {
+      GTEST_SKIP() << "needs clang-16 and wasi-libc (scripts/wasm/install_toolchain.sh)";
+    }
+  }
+  std::string Write(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ / name) << text;
+    return (dir_ / name).string();
+  }
+};
+
+TEST_F(WasmTierCTest, HelloArgsStdinFilesAndExitCodes) {
+  const std::string in = Write("stdin.txt", "line one\nline two\n");
+  const std::string data = Write("data.txt", "21");
+  Outcome o = Run("c", R"(#include <stdio.h>
+#include <sys/stat.h>
+int main(int argc, char** argv) {
+  printf("argc=%d last=%s\n", argc, argv[argc - 1]);
+  char line[64]; int lines = 0; while (fgets(line, sizeof line, stdin)) lines++;
+  printf("stdin lines=%d\n", lines);
+  FILE* f = fopen("data.txt", "r"); int x = 0; if (!f || fscanf(f, "%d", &x) != 1) return 9; fclose(f);
+  mkdir("out", 0755);
+  FILE* o = fopen("out/answer.txt", "w"); if (!o) { perror("out"); return 8; }
+  fprintf(o, "%d\n", 2 * x); fclose(o);
+  return 3;
+})",
+                  "--stdin " + in + " --file data.txt=" + data + " --arg hello --output 'out/*' --output-dir " +
+                      (dir_ / "o").string());
+  nlohmann::json r = o.result();
+  ASSERT_TRUE(r.is_object()) << o.out;
+  EXPECT_EQ(r["isolation"], "wasm");
+  EXPECT_EQ(r["stdout"], "argc=2 last=hello\nstdin lines=2\n") << r;
+  EXPECT_EQ(r["status"], "exit_nonzero") << "the program's own exit(3) is not an engine limit";
+  EXPECT_EQ(r["exit_code"], 3);
+  ASSERT_EQ(r["files"].size(), 1u) << r;
+  EXPECT_EQ(r["files"][0]["name"], "out/answer.txt");
+  EXPECT_EQ(r["files"][0]["content"], "42\n");
+}
+
+TEST_F(WasmTierCTest, CompileErrorsComeBackLikeTheNativeTier) {
+  nlohmann::json r = Run("c", "int main(void) { return undefined_name; }").result();
+  ASSERT_TRUE(r.is_object());
+  EXPECT_EQ(r["status"], "compile_error");
+  EXPECT_NE(r["compile_output"].get<std::string>().find("undefined_name"), std::string::npos) << r;
+}
+
+TEST_F(WasmTierCTest, CppWithTheStandardLibrary) {
+  nlohmann::json r = Run("cpp", R"(#include <algorithm>
+#include <iostream>
+#include <map>
+#include <string>
+#include <vector>
+int main() {
+  std::vector<int> v{5, 3, 9, 1};
+  std::sort(v.begin(), v.end());
+  std::map<std::string, int> m{{"answer", 42}};
+  for (int x : v) std::cout << x << ' ';
+  std::cout << m["answer"] << std::endl;
+})").result();
+  ASSERT_TRUE(r.is_object());
+  EXPECT_EQ(r["status"], "ok") << r;
+  EXPECT_EQ(r["stdout"], "1 3 5 9 42\n");
+}
+
+TEST_F(WasmTierCTest, TheHostIsNotThere) {
+  nlohmann::json r = Run("c", R"(#include <stdio.h>
+#include <dirent.h>
+#include <errno.h>
+#include <string.h>
+#include <wasi/api.h>
+int main(void) {
+  const char* paths[] = {"/etc/passwd", "/proc/self/environ", "../../etc/passwd", "/work/../../etc/passwd",
+                         "/usr/bin/python3"};
+  for (int i = 0; i < 5; i++) {
+    FILE* f = fopen(paths[i], "r");
+    printf("%s:%s\n", paths[i], f ? "OPEN" : "no");
+    if (f) fclose(f);
+  }
+  // "/" is the work directory itself: only the program's own files are there.
+  DIR* d = opendir("/");
+  struct dirent* e;
+  while (d && (e = readdir(d))) printf("entry:%s\n", e->d_name);
+  __wasi_fd_t fd = 0;
+  printf("sock_accept: %s\n", __wasi_sock_accept(3, 0, &fd) == 0 ? "OPEN" : "no");
+  printf("sock_shutdown: %s\n", __wasi_sock_shutdown(3, __WASI_SDFLAGS_RD) == 0 ? "OPEN" : "no");
+  return 0;
+})").result();
+  ASSERT_TRUE(r.is_object());
+  const std::string out = r["stdout"];
+  EXPECT_EQ(out.find("OPEN"), std::string::npos) << out;
+  EXPECT_NE(out.find("/etc/passwd:no"), std::string::npos) << r;
+  EXPECT_NE(out.find("sock_accept: no"), std::string::npos) << r;
+  EXPECT_NE(out.find("entry:main.c"), std::string::npos) << r;
+  EXPECT_EQ(out.find("entry:etc"), std::string::npos) << r;
+  EXPECT_EQ(out.find("entry:usr"), std::string::npos) << r;
+}
+
+TEST_F(WasmTierCTest, AnEndlessLoopIsATimeout) {
+  nlohmann::json r = Run("c", "int main(void) { volatile int x = 0; for (;;) x++; }", "--timeout-ms 800").result();
+  ASSERT_TRUE(r.is_object());
+  EXPECT_EQ(r["status"], "timeout") << r;
+}
+
+TEST_F(WasmTierCTest, MemoryCannotGrowPastTheLimit) {
+  nlohmann::json r = Run("c", R"(#include <stdio.h>
+#include <stdlib.h>
+static char* volatile sink;
+int main(void) {
+  size_t total = 0;
+  for (;;) {
+    char* p = malloc(16 << 20);  // touched and kept, so the compiler cannot drop it
+    if (!p) break;
+    p[0] = p[(16 << 20) - 1] = 1;
+    sink = p;
+    total += 16 << 20;
+  }
+  printf("got %zu MiB then malloc failed\n", total >> 20);
+  return 0;
+})",
+                         "--memory-mb 128")
+                         .result();
+  ASSERT_TRUE(r.is_object());
+  EXPECT_EQ(r["status"], "ok") << r;
+  const std::string out = r["stdout"];
+  ASSERT_NE(out.find("then malloc failed"), std::string::npos) << r;
+  EXPECT_LE(std::stoi(out.substr(4)), 128);
+}
+
+TEST_F(WasmTierCTest, TrapsAndDeepRecursionEndCleanly) {
+  nlohmann::json trap = Run("c", "int main(void) { __builtin_trap(); }").result();
+  ASSERT_TRUE(trap.is_object());
+  EXPECT_EQ(trap["status"], "exit_nonzero");
+  EXPECT_NE(trap["stderr"].get<std::string>().find("wasm trap"), std::string::npos) << trap;
+  nlohmann::json deep = Run("c", R"(int f(int n) { volatile char pad[256]; pad[0] = n; return f(n + 1) + pad[0]; }
+int main(void) { return f(0); })").result();
+  ASSERT_TRUE(deep.is_object());
+  EXPECT_EQ(deep["status"], "exit_nonzero") << deep;
+  EXPECT_NE(deep["stderr"].get<std::string>().find("wasm trap"), std::string::npos) << deep;
+}
+
+// ---------------------------------------------------------------- Python (CPython for wasm32-wasi)
+
+class WasmTierPythonTest : public WasmTierTest {
+ protected:
+  void SetUp() override {
+    WasmTierTest::SetUp();
+    if (IsSkipped()) return;
+    const char* env = getenv("AIRLOCK_WASM_CACHE");
+    const std::string cache = env != nullptr ? env : "/var/cache/airlock/wasm";
+    if (!fs::exists(cache + "/python/python.wasm")) {
+      GTEST_SKIP() << "needs the CPython WASI build (scripts/wasm/build_python.sh)";
+    }
+  }
+};
+
+TEST_F(WasmTierPythonTest, StdlibBasicsArgsStdinAndFiles) {
+  const fs::path in = dir_ / "in.txt";
+  std::ofstream(in) << "3\n4\n";
+  Outcome o = Run("python", R"(import json, re, math, sys, datetime
+nums = [int(x) for x in sys.stdin.read().split()]
+print(json.dumps({"hyp": math.hypot(*nums), "args": sys.argv[1:]}))
+print(re.sub(r"a+", "-", "baaad"), datetime.date(2026, 12, 2).isoformat())
+with open("result.txt", "w") as f:
+    f.write("ok")
+sys.exit(4)
+)",
+                  "--stdin " + in.string() + " --arg one --output result.txt --output-dir " + (dir_ / "o").string());
+  nlohmann::json r = o.result();
+  ASSERT_TRUE(r.is_object()) << o.out;
+  EXPECT_EQ(r["isolation"], "wasm");
+  EXPECT_EQ(r["stdout"], "{\"hyp\": 5.0, \"args\": [\"one\"]}\nb-d 2026-12-02\n") << r;
+  EXPECT_EQ(r["exit_code"], 4);
+  ASSERT_EQ(r["files"].size(), 1u) << r;
+  EXPECT_EQ(r["files"][0]["content"], "ok");
+}
+
+TEST_F(WasmTierPythonTest, TheHostIsNotThere) {
+  nlohmann::json r = Run("python", R"(import os, socket
+seen = []
+for p in ["/etc/passwd", "/proc/self/environ", "/usr/bin/python3", "../../etc/passwd"]:
+    try:
+        open(p).read(); seen.append(p)
+    except OSError:
+        pass
+try:
+    socket.socket(); seen.append("socket")
+except Exception:
+    pass
+print("visible:", seen, "env:", sorted(k for k in os.environ if k not in ("PYTHONHOME", "PYTHONDONTWRITEBYTECODE")))
+)").result();
+  ASSERT_TRUE(r.is_object());
+  EXPECT_EQ(r["stdout"], "visible: [] env: []\n") << r;
+}
+
+TEST_F(WasmTierPythonTest, ErrorsAndTheDeadline) {
+  nlohmann::json err = Run("python", "1/0").result();
+  ASSERT_TRUE(err.is_object());
+  EXPECT_EQ(err["status"], "exit_nonzero");
+  EXPECT_NE(err["stderr"].get<std::string>().find("ZeroDivisionError"), std::string::npos) << err;
+  nlohmann::json loop = Run("python", "while True: pass", "--timeout-ms 1500").result();
+  ASSERT_TRUE(loop.is_object());
+  EXPECT_EQ(loop["status"], "timeout") << loop;
+}
+
 }  // namespace
 }  // namespace airlock

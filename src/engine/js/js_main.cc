@@ -51,6 +51,7 @@
 #include "engine/js/js_engine.h"
 #include "engine/js/js_errors.h"
 #include "engine/js/js_json.h"
+#include "engine/js/wasi_runner.h"
 
 namespace airlock::engine::js {
 namespace {
@@ -305,6 +306,7 @@ int Main(int argc, char** argv) {
                              std::to_string(MOZJS_MINOR_VERSION) + " (airlock-js " AIRLOCK_VERSION ")\n";
     return ::write(1, line.data(), line.size()) == static_cast<ssize_t>(line.size()) ? kExitOk : kExitUsage;
   }
+  if (argc >= 2 && std::string_view(argv[1]) == "--wasi") return WasiMain(argc, argv);
   StatusOr<Flags> flags = ParseFlags(argc, argv);
   if (!flags.ok()) {
     WriteStderr("airlock-js: " + flags.status().message() + "\n" + kUsage);
@@ -338,8 +340,9 @@ int Main(int argc, char** argv) {
     WriteStderr("airlock-js: " + st.ToString() + "\n");
     return kExitUncaught;
   }
-  {
-    // scriptArgs: the arguments after the script, a frozen array of strings.
+  if (flags->bridge_fd < 0) {
+    // scriptArgs: the arguments after the script, a frozen array of strings
+    // (the WASM tier's JavaScript; code mode's global stays exactly as it was).
     const std::string literal = "Object.freeze(" + nlohmann::json(flags->script_args).dump() + ")";
     JS::RootedValue args((*engine)->cx());
     if (!(*engine)->EvaluateScript(literal, "airlock-args", 1, &args) ||

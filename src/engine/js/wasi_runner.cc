@@ -1,0 +1,303 @@
+#include "engine/js/wasi_runner.h"
+
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "engine/js/js_engine.h"
+#include "engine/js/wasm_command.h"
+#include "wasm/module_limits.h"
+#include "wasm/tar_reader.h"
+#include "wasm/vfs.h"
+#include "wasm/wasi.h"
+
+namespace airlock::engine::js {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kExitUsage = 2;
+constexpr int kExitOutOfMemory = 137;
+constexpr int kExitDeadline = 124;
+constexpr int kExitTrap = 134;
+constexpr uint64_t kMaxStdinBytes = 8u << 20;
+constexpr uint64_t kMaxWorkBytes = 64u << 20;
+
+struct WasiFlags {
+  std::string module;
+  uint32_t heap_mb = 256;
+  uint64_t deadline_ms = 0;
+  uint64_t wasm_max_mb = 256;
+  uint64_t max_output_bytes = 1u << 20;
+  std::vector<std::pair<std::string, std::string>> tars;  // archive, guest dir
+  std::optional<std::pair<std::string, std::string>> work;  // host dir, guest dir
+  std::vector<std::string> env;  // NAME=VALUE for the guest (nothing else)
+  std::vector<std::string> argv;
+};
+
+void Write(int fd, std::string_view s) {
+  while (!s.empty()) {
+    ssize_t n = ::write(fd, s.data(), s.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    s.remove_prefix(static_cast<size_t>(n));
+  }
+}
+
+std::optional<uint64_t> Number(std::string_view s) {
+  if (s.empty() || s.size() > 18) return std::nullopt;
+  uint64_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + static_cast<uint64_t>(c - '0');
+  }
+  return v;
+}
+
+StatusOr<std::pair<std::string, std::string>> Pair(std::string_view flag, std::string_view v) {
+  const size_t eq = v.find('=');
+  if (eq == std::string_view::npos || eq == 0 || eq + 1 >= v.size() || v[eq + 1] != '/') {
+    return InvalidArgument(std::string(flag) + " expects HOST=GUEST_DIR with an absolute guest dir");
+  }
+  return std::make_pair(std::string(v.substr(0, eq)), std::string(v.substr(eq + 1)));
+}
+
+StatusOr<WasiFlags> ParseWasiFlags(int argc, char** argv) {
+  WasiFlags f;
+  if (argc < 3) return InvalidArgument("--wasi needs a module");
+  f.module = argv[2];
+  int i = 3;
+  for (; i < argc; ++i) {
+    std::string_view a = argv[i];
+    if (a == "--") {
+      ++i;
+      break;
+    }
+    if (i + 1 >= argc) return InvalidArgument(std::string(a) + " needs a value");
+    std::string_view v = argv[++i];
+    if (a == "--env") {
+      if (v.find('=') == std::string_view::npos || v.front() == '=') return InvalidArgument("--env expects NAME=VALUE");
+      f.env.emplace_back(v);
+      continue;
+    }
+    if (a == "--tar" || a == "--work") {
+      AIRLOCK_ASSIGN_OR_RETURN(auto p, Pair(a, v));
+      if (a == "--tar") {
+        f.tars.push_back(std::move(p));
+      } else {
+        f.work = std::move(p);
+      }
+      continue;
+    }
+    std::optional<uint64_t> n = Number(v);
+    if (!n) return InvalidArgument("bad value for " + std::string(a));
+    if (a == "--heap-mb" && *n >= 8 && *n <= 4095) {
+      f.heap_mb = static_cast<uint32_t>(*n);
+    } else if (a == "--deadline-ms") {
+      f.deadline_ms = *n;
+    } else if (a == "--wasm-max-mb" && *n >= 1 && *n <= 4096) {
+      f.wasm_max_mb = *n;
+    } else if (a == "--max-output-bytes") {
+      f.max_output_bytes = *n;
+    } else {
+      return InvalidArgument("unknown flag or bad value: " + std::string(a));
+    }
+  }
+  for (; i < argc; ++i) f.argv.emplace_back(argv[i]);
+  if (f.argv.empty()) f.argv.push_back(fs::path(f.module).filename().string());
+  return f;
+}
+
+StatusOr<std::string> ReadFile(const std::string& path, uint64_t max) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound("cannot open " + path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  std::string s = ss.str();
+  if (s.size() > max) return ResourceExhausted(path + " is larger than " + std::to_string(max) + " bytes");
+  return s;
+}
+
+std::string ReadStdin() {
+  std::string out;
+  char buf[65536];
+  while (out.size() < kMaxStdinBytes) {
+    ssize_t n = ::read(0, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  if (out.size() > kMaxStdinBytes) out.resize(kMaxStdinBytes);
+  return out;
+}
+
+// HOST_DIR's regular files (recursively) into `dest`, writable.
+Status LoadWorkDir(wasm::Vfs& vfs, const wasm::NodePtr& dest, const std::string& host) {
+  std::error_code ec;
+  uint64_t total = 0;
+  for (auto it = fs::recursive_directory_iterator(host, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    if (!it->is_regular_file(ec) || it->is_symlink(ec)) continue;
+    const std::string rel = fs::relative(it->path(), host, ec).string();
+    if (ec) break;
+    AIRLOCK_ASSIGN_OR_RETURN(std::string data, ReadFile(it->path().string(), kMaxWorkBytes));
+    total += data.size();
+    if (total > kMaxWorkBytes) return ResourceExhausted("the work directory holds more than 64 MiB");
+    AIRLOCK_RETURN_IF_ERROR(vfs.AddFile(dest, rel, data));
+  }
+  if (ec) return Internal("reading " + host + ": " + ec.message());
+  return OkStatus();
+}
+
+// The guest's files under `src` back to HOST_DIR (new and changed ones).
+Status SaveWorkDir(const wasm::NodePtr& src, const std::string& host) {
+  AIRLOCK_ASSIGN_OR_RETURN(std::vector<wasm::VfsFile> files, wasm::Vfs::ExportFiles(src));
+  for (const wasm::VfsFile& f : files) {
+    const fs::path path = fs::path(host) / f.path;
+    std::error_code ec;
+    fs::create_directories(path.parent_path(), ec);
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(f.data.data(), static_cast<std::streamsize>(f.data.size()));
+    if (!out) return Internal("cannot write " + path.string());
+  }
+  return OkStatus();
+}
+
+uint64_t MonotonicNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+}  // namespace
+
+int WasiMain(int argc, char** argv) {
+  const Clock::time_point start = Clock::now();
+  const uint64_t start_ns = MonotonicNs();
+  StatusOr<WasiFlags> flags = ParseWasiFlags(argc, argv);
+  if (!flags.ok()) {
+    Write(2, "airlock-js: " + flags.status().message() + "\n");
+    return kExitUsage;
+  }
+  StatusOr<std::string> module = ReadFile(flags->module, 512u << 20);
+  if (!module.ok()) {
+    Write(2, "airlock-js: " + module.status().message() + "\n");
+    return kExitUsage;
+  }
+  StatusOr<std::string> capped = wasm::CapMemory(*module, flags->wasm_max_mb << 20);
+  if (!capped.ok()) {
+    Write(2, "airlock-js: " + capped.status().message() + "\n");
+    return kExitUsage;
+  }
+  module->clear();
+  module->shrink_to_fit();
+
+  // The virtual filesystem: runtime trees read-only, the work dir writable.
+  wasm::Vfs vfs(wasm::VfsLimits{.max_bytes = 1ull << 30, .max_nodes = 200000});
+  wasm::WasiOptions wo;
+  for (const auto& [archive, guest] : flags->tars) {
+    StatusOr<std::string> bytes = ReadFile(archive, 1ull << 30);
+    StatusOr<wasm::NodePtr> dir = bytes.ok() ? vfs.MakeDirs(guest) : StatusOr<wasm::NodePtr>(bytes.status());
+    Status st = dir.ok() ? wasm::LoadTar(*bytes, vfs, *dir).status() : dir.status();
+    if (!st.ok()) {
+      Write(2, "airlock-js: " + archive + ": " + st.message() + "\n");
+      return kExitUsage;
+    }
+    wo.preopens.push_back({guest, *dir});
+  }
+  wasm::NodePtr work;
+  if (flags->work) {
+    StatusOr<wasm::NodePtr> dir = vfs.MakeDirs(flags->work->second);
+    Status st = dir.ok() ? LoadWorkDir(vfs, *dir, flags->work->first) : dir.status();
+    if (!st.ok()) {
+      Write(2, "airlock-js: " + st.message() + "\n");
+      return kExitUsage;
+    }
+    work = *dir;
+    wo.preopens.push_back({flags->work->second, work});
+    // wasi-libc resolves relative paths against its cwd, "/", matching the
+    // longest preopen: the work dir at "/" too makes it the working
+    // directory ("data.txt" and "/work/data.txt" are the same file).
+    wo.preopens.push_back({"/", work});
+  }
+  wo.args = flags->argv;
+  wo.env = flags->env;
+  wo.stdin_bytes = ReadStdin();
+  wo.stdout_cap = flags->max_output_bytes;
+  wo.stderr_cap = flags->max_output_bytes;
+  if (flags->deadline_ms > 0) wo.deadline_monotonic_ns = start_ns + flags->deadline_ms * 1'000'000ull;
+  wasm::WasiContext wasi(vfs, std::move(wo));
+
+  EngineOptions options;
+  options.heap_bytes = flags->heap_mb << 20;
+  options.enable_wasm = true;
+  if (flags->deadline_ms > 0) options.deadline = start + std::chrono::milliseconds(flags->deadline_ms);
+  StatusOr<std::unique_ptr<JsEngine>> engine = JsEngine::Create(options);
+  if (!engine.ok()) {
+    Write(2, "airlock-js: cannot start the engine: " + engine.status().ToString() + "\n");
+    return 1;
+  }
+  std::vector<HostImport> imports;
+  const std::vector<wasm::WasiImport>& table = wasm::WasiContext::Imports();
+  for (size_t i = 0; i < table.size(); ++i) {
+    imports.push_back({"wasi_snapshot_preview1", table[i].name, static_cast<unsigned>(table[i].params.size()),
+                       [&wasi, i](std::span<uint8_t> memory, std::span<const uint64_t> args) {
+                         const uint32_t r = wasi.Call(i, memory, args);
+                         if (r == wasm::WasiContext::kStop) {
+                           return HostResult::Exit(static_cast<int32_t>(wasi.exit_code().value_or(0)));
+                         }
+                         return HostResult::Value(static_cast<int32_t>(r));
+                       }});
+  }
+  WasmOutcome outcome = RunWasmCommand(**engine, *capped, imports);
+  capped->clear();
+
+  Write(1, wasi.stdout_output().data);
+  Write(2, wasi.stderr_output().data);
+  if (wasi.stdout_output().truncated || wasi.stderr_output().truncated) {
+    Write(2, "\n[airlock: output truncated at " + std::to_string(flags->max_output_bytes) + " bytes]\n");
+  }
+  if (work) {
+    if (Status st = SaveWorkDir(work, flags->work->first); !st.ok()) Write(2, "airlock-js: " + st.message() + "\n");
+  }
+  int code = 0;
+  switch (outcome.kind) {
+    case WasmOutcome::Kind::kReturned: code = 0; break;
+    case WasmOutcome::Kind::kExited: code = outcome.exit_code & 0xff; break;
+    case WasmOutcome::Kind::kDeadline:
+      Write(2, "airlock-js: the program ran past its deadline of " + std::to_string(flags->deadline_ms) + " ms\n");
+      code = kExitDeadline;
+      break;
+    case WasmOutcome::Kind::kOutOfMemory:
+      Write(2, "airlock-js: out of memory\n");
+      code = kExitOutOfMemory;
+      break;
+    case WasmOutcome::Kind::kTrap:
+      Write(2, "airlock-js: wasm trap: " + outcome.message + "\n");
+      code = kExitTrap;
+      break;
+    case WasmOutcome::Kind::kInvalid:
+      Write(2, "airlock-js: invalid module: " + outcome.message + "\n");
+      code = kExitUsage;
+      break;
+    case WasmOutcome::Kind::kError:
+      Write(2, "airlock-js: " + outcome.message + "\n");
+      code = 1;
+      break;
+  }
+  imports.clear();
+  engine->reset();
+  return code;
+}
+
+}  // namespace airlock::engine::js

@@ -1,0 +1,32 @@
+// `airlock-js --wasi MODULE ...`: runs a WASI command module (a C/C++
+// program compiled to wasm32-wasi, or an interpreter such as python.wasm) in
+// the embedded engine over an in-memory filesystem — the WASM tier's runner,
+// started inside the native jail like any other program.
+//
+//   airlock-js --wasi MODULE.wasm [--heap-mb N] [--deadline-ms N] [--wasm-max-mb N]
+//              [--max-output-bytes N] [--tar ARCHIVE=GUEST_DIR]... [--work HOST_DIR=GUEST_DIR]
+//              [--env NAME=VALUE]...
+//              -- ARGV0 [ARG...]
+//
+// The guest sees only the virtual filesystem: each --tar archive loaded
+// read-only at GUEST_DIR (a runtime's standard library), and HOST_DIR's files
+// copied into GUEST_DIR (writable, preopened there and at "/", so that it is
+// the working directory for relative paths; in the jail this is /work). When
+// the guest ends, the files under GUEST_DIR are written back to HOST_DIR, so
+// output files are collected as in the native tier. Standard input is read
+// up front; stdout and stderr are written when the guest ends.
+//
+// Exit status: the guest's own (proc_exit or 0 when _start returns), 124 at
+// the deadline, 137 when the engine runs out of memory, 134 for a trap (the
+// message on stderr), 2 for bad usage or an invalid module.
+#ifndef AIRLOCK_ENGINE_JS_WASI_RUNNER_H_
+#define AIRLOCK_ENGINE_JS_WASI_RUNNER_H_
+
+namespace airlock::engine::js {
+
+// argv[1] is "--wasi".
+int WasiMain(int argc, char** argv);
+
+}  // namespace airlock::engine::js
+
+#endif  // AIRLOCK_ENGINE_JS_WASI_RUNNER_H_
