@@ -27,10 +27,17 @@ cat >"$tmp/hello.cpp" <<'CPP'
 int main() { std::cout << "hello, world" << std::endl; }
 CPP
 
-declare -A src=([javascript]=hello.js [c]=hello.c [cpp]=hello.cpp)
+cat >"$tmp/hello.py" <<'PY'
+print("hello, world")
+PY
+
+declare -A src=([javascript]=hello.js [c]=hello.c [cpp]=hello.cpp [python]=hello.py)
+langs=(javascript c cpp)
+# Python's WASM tier needs the cached CPython build (scripts/wasm/build_python.sh).
+[ -f "${AIRLOCK_WASM_CACHE:-/var/cache/airlock/wasm}/python/python.wasm" ] && langs+=(python)
 json="$tmp/results.json"
 cmds=()
-for lang in javascript c cpp; do
+for lang in "${langs[@]}"; do
   for tier in native wasm; do
     cmds+=(-n "$lang/$tier" "$AIRLOCK run --lang $lang --isolation $tier $tmp/${src[$lang]}")
   done
@@ -41,7 +48,9 @@ import json, sys
 res = {r["command"]: r for r in json.load(open(sys.argv[1]))["results"]}
 print("| language | native median ms | wasm median ms | wasm / native |")
 print("|---|---|---|---|")
-for lang in ["javascript", "c", "cpp"]:
+for lang in ["javascript", "c", "cpp", "python"]:
+    if f"{lang}/native" not in res:
+        continue
     n = res[f"{lang}/native"]["median"] * 1000
     w = res[f"{lang}/wasm"]["median"] * 1000
     print(f"| {lang} | {n:.1f} | {w:.1f} | {w / n:.2f}x |")
