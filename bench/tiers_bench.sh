@@ -30,11 +30,16 @@ CPP
 cat >"$tmp/hello.py" <<'PY'
 print("hello, world")
 PY
+cat >"$tmp/hello.rb" <<'RB'
+puts "hello, world"
+RB
 
-declare -A src=([javascript]=hello.js [c]=hello.c [cpp]=hello.cpp [python]=hello.py)
+declare -A src=([javascript]=hello.js [c]=hello.c [cpp]=hello.cpp [python]=hello.py [ruby]=hello.rb)
 langs=(javascript c cpp)
-# Python's WASM tier needs the cached CPython build (scripts/wasm/build_python.sh).
-[ -f "${AIRLOCK_WASM_CACHE:-/var/cache/airlock/wasm}/python/python.wasm" ] && langs+=(python)
+# Python's and Ruby's WASM tier need their cached builds (scripts/wasm/).
+cache="${AIRLOCK_WASM_CACHE:-/var/cache/airlock/wasm}"
+[ -f "$cache/python/python.wasm" ] && langs+=(python)
+[ -f "$cache/ruby/ruby.wasm" ] && langs+=(ruby)
 json="$tmp/results.json"
 cmds=()
 for lang in "${langs[@]}"; do
@@ -48,7 +53,7 @@ import json, sys
 res = {r["command"]: r for r in json.load(open(sys.argv[1]))["results"]}
 print("| language | native median ms | wasm median ms | wasm / native |")
 print("|---|---|---|---|")
-for lang in ["javascript", "c", "cpp", "python"]:
+for lang in ["javascript", "c", "cpp", "python", "ruby"]:
     if f"{lang}/native" not in res:
         continue
     n = res[f"{lang}/native"]["median"] * 1000

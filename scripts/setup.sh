@@ -33,8 +33,13 @@ if ((${#need[@]})); then
   apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
 
-# The WASM tier's toolchain (clang-16, wasm-ld, wasi-libc, libc++ for wasm32).
+# The WASM tier's toolchain (clang-16, wasm-ld, wasi-libc, libc++ for wasm32)
+# and its interpreters, cached outside the clone ($AIRLOCK_WASM_CACHE,
+# default /var/cache/airlock/wasm) keyed by version: CPython built from
+# Debian's python3.11 source (a few minutes, once) and Ruby's WASI build.
 scripts/wasm/install_toolchain.sh
+scripts/wasm/build_python.sh
+scripts/wasm/install_ruby.sh
 
 # npm packages for the end-to-end tests (official MCP SDK client, conformance
 # suite, inspector-cli) and the downstream MCP servers used as fixtures.

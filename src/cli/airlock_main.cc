@@ -15,7 +15,7 @@ int main(int argc, char** argv) {
   RunOptions run;
   CLI::App* run_cmd = app.add_subcommand("run", "Run one program in a fresh jail");
   run_cmd->add_option("--lang", run.language, "Language (see `airlock languages`)")->required();
-  run_cmd->add_option("--isolation", run.isolation, "native (default) or wasm (see `airlock languages`)")
+  run_cmd->add_option("--isolation", run.isolation, "native or wasm (default: the config's languages.default_isolation, native; see `airlock languages`)")
       ->check(CLI::IsMember({"native", "wasm"}));
   run_cmd->add_option("--stdin", run.stdin_file, "File whose content is the program's stdin");
   run_cmd->add_option("--arg", run.args, "Argument passed to the program (repeatable)")->allow_extra_args(false);

@@ -23,7 +23,7 @@ struct RunOptions {
   std::string output_dir = ".";
   bool json = false;
   bool allow_degraded = false;
-  std::string isolation = "native";  // "native" | "wasm"
+  std::string isolation;  // "native" | "wasm"; empty: the config's languages.default_isolation
   std::string source;  // path or "-"
   std::string config_path;
   // Code mode: run the program with `tools` bridged to the config's

@@ -62,12 +62,12 @@ int LanguagesCommand(bool json) {
     std::cout << j.dump(2) << std::endl;
     return 0;
   }
-  std::printf("%-12s %-32s %-12s %-8s %-10s %-9s %s\n", "LANGUAGE", "NAME", "VERSION", "TIERS", "TIMEOUT", "MEMORY",
+  std::printf("%-12s %-32s %-17s %-12s %-10s %-9s %s\n", "LANGUAGE", "NAME", "VERSION", "TIERS", "TIMEOUT", "MEMORY",
               "NOTES");
   for (const auto& l : langs) {
     std::string tiers;
     for (const auto& t : l.tiers) tiers += (tiers.empty() ? "" : ",") + t;
-    std::printf("%-12s %-32s %-12s %-8s %-10s %-9s %s\n", l.name.c_str(), l.display_name.c_str(), l.version.c_str(),
+    std::printf("%-12s %-32s %-17s %-12s %-10s %-9s %s\n", l.name.c_str(), l.display_name.c_str(), l.version.c_str(),
                 tiers.c_str(), (std::to_string(l.default_timeout_ms) + " ms").c_str(),
                 (std::to_string(l.default_memory_mb) + " MiB").c_str(), l.notes.c_str());
   }

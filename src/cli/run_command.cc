@@ -185,6 +185,7 @@ int RunCommand(const RunOptions& options) {
     std::cerr << "airlock: " << cfg.status().message() << "\n";
     return 125;
   }
+  if (req.isolation.empty()) req.isolation = cfg->languages.default_isolation;
   if (options.code_mode) return RunCodeMode(options, *cfg, req.code);
   StatusOr<LocalRuntime> rt = MakeLocalRuntime(*cfg, options.allow_degraded);
   if (!rt.ok()) {

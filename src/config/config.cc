@@ -189,8 +189,12 @@ StatusOr<Config> ConfigFromJson(const json& j) {
   AIRLOCK_RETURN_IF_ERROR(ReadServer(root.Child("server"), &c.server));
   AIRLOCK_RETURN_IF_ERROR(ReadLimits(root.Child("limits"), &c.limits));
   ObjectReader langs = root.Child("languages");
-  AIRLOCK_RETURN_IF_ERROR(langs.Check({"enabled"}));
+  AIRLOCK_RETURN_IF_ERROR(langs.Check({"enabled", "default_isolation"}));
   AIRLOCK_RETURN_IF_ERROR(langs.StrList("enabled", &c.languages.enabled));
+  AIRLOCK_RETURN_IF_ERROR(langs.Str("default_isolation", &c.languages.default_isolation));
+  if (c.languages.default_isolation != "native" && c.languages.default_isolation != "wasm") {
+    return InvalidArgument("config.languages.default_isolation: expected \"native\" or \"wasm\"");
+  }
   ObjectReader audit = root.Child("audit");
   AIRLOCK_RETURN_IF_ERROR(audit.Check({"enabled", "path", "fail_closed"}));
   AIRLOCK_RETURN_IF_ERROR(audit.Bool("enabled", &c.audit.enabled));
@@ -262,7 +266,7 @@ json ConfigToJson(const Config& c) {
         {"max_files", l.max_files},
         {"max_file_bytes", l.max_file_bytes},
         {"max_total_file_bytes", l.max_total_file_bytes}}},
-      {"languages", {{"enabled", c.languages.enabled}}},
+      {"languages", {{"enabled", c.languages.enabled}, {"default_isolation", c.languages.default_isolation}}},
   };
   if (!c.mcp_servers.is_null()) out["mcpServers"] = c.mcp_servers;
   if (!c.endpoints.is_null()) out["endpoints"] = c.endpoints;
@@ -305,6 +309,8 @@ json ConfigSchemaDoc() {
       {"limits.max_file_bytes", "integer", "Largest single input or output file."},
       {"limits.max_total_file_bytes", "integer", "Largest sum of input file sizes per call."},
       {"languages.enabled", "string[]", "Languages offered to clients; empty = all installed."},
+      {"languages.default_isolation", "string",
+       "Tier for runs that name none: \"native\" (default) or \"wasm\"; a language without it uses its other tier."},
       {"mcpServers", "object",
        "Downstream MCP servers (code mode's connectors): \"name\": {\"command\",\"args\",\"env\"} for stdio or "
        "{\"url\",\"headers\"} for Streamable HTTP, plus airlock's own keys (see docs/codemode.md)."},
@@ -317,7 +323,7 @@ json ConfigSchemaDoc() {
       {"audit.path", "string|null", "The audit database; default <state_dir>/audit.db."},
       {"audit.fail_closed", "boolean", "Refuse runs and tool calls when the audit log cannot be written."},
       {"endpoints", "object",
-       "Named endpoints: \"name\": {path, connectors, code_mode: off|tools|inline, gateway, run_code} "
+       "Named endpoints: \"name\": {path, connectors, code_mode: off|tools|inline, gateway, run_code, isolation: [native|wasm]} "
        "(see docs/governance.md)."},
       {"roles", "object",
        "Roles: \"name\": {connectors, tools, code_tools, inline, propose, write, admin} (see docs/governance.md)."},

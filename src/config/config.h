@@ -69,6 +69,10 @@ struct LimitsConfig {
 
 struct LanguagesConfig {
   std::vector<std::string> enabled;  // empty: every installed language
+  // The isolation tier a run gets when it names none: "native" or "wasm".
+  // A language without that tier runs in its other one (the result's
+  // "isolation" says which); an endpoint's "isolation" list is the hard rule.
+  std::string default_isolation = "native";
 };
 
 struct Config {

@@ -11,7 +11,7 @@
 //   },
 //   "endpoints": {
 //     "team": {"path": "/mcp", "connectors": ["*"], "code_mode": "inline",
-//              "gateway": false, "run_code": true}
+//              "gateway": false, "run_code": true, "isolation": ["native", "wasm"]}
 //   },
 //   "access": {"stdio": {"user": "", "role": "reader"}, "token_role": "reader",
 //              "anonymous_role": "reader"}
@@ -30,7 +30,9 @@
 // (default ["*"]), code_mode ("off" | "tools" | "inline"; default "inline"),
 // gateway (expose each visible connector tool directly as an MCP tool named
 // "connector.tool"; default false), run_code (offer run_code/list_languages;
-// default true). Without "endpoints" there is one, "default" at /mcp.
+// default true), isolation (the tiers run_code may use, a non-empty subset of
+// ["native", "wasm"]; default both). Without "endpoints" there is one,
+// "default" at /mcp.
 //
 // Identity: HTTP callers are who their API key says (auth::KeyStore), the
 // static bearer token is user "token" with access.token_role, and an HTTP
@@ -93,6 +95,10 @@ struct Endpoint {
   CodeMode code_mode = CodeMode::kInline;
   bool gateway = false;
   bool run_code = true;
+  // The isolation tiers run_code may use here ("native", "wasm"). ["wasm"]
+  // confines every run on this endpoint to the WASM tier: languages without
+  // it are not offered and a request for "native" is refused.
+  std::vector<std::string> isolation = {"native", "wasm"};
 
   bool HasConnector(const std::string& connector) const;
 };

@@ -34,6 +34,13 @@ governance::Policy PolicyOf(const config::Config& c) {
   return governance::Policy::FromJson(nullptr, {{"none", none}}, nullptr).value();
 }
 
+// The isolation tiers of the endpoint this server serves (none if unknown:
+// then it offers nothing anyway).
+std::vector<std::string> TiersOf(const governance::Policy& policy, const std::string& endpoint) {
+  const governance::Endpoint* e = endpoint.empty() ? policy.DefaultEndpoint() : policy.FindEndpoint(endpoint);
+  return e != nullptr ? e->isolation : std::vector<std::string>{};
+}
+
 }  // namespace
 
 McpServer::McpServer(const config::Config& config, runtimes::CodeExecutor& executor, gateway::Gateway* gateway,
@@ -42,7 +49,7 @@ McpServer::McpServer(const config::Config& config, runtimes::CodeExecutor& execu
       options_(std::move(options)),
       gateway_(gateway),
       policy_(PolicyOf(config_)),
-      catalog_(executor, config_),
+      catalog_(executor, config_, TiersOf(policy_, options_.endpoint)),
       pool_(PoolSize(config_)) {
   const governance::Endpoint* e =
       options_.endpoint.empty() ? policy_.DefaultEndpoint() : policy_.FindEndpoint(options_.endpoint);

@@ -60,7 +60,9 @@ std::vector<LanguageSpec> CodeModeLanguages(const std::string& airlock_js_path);
 // embedded SpiderMonkey engine (console only, no bridge); C and C++ compiled
 // to wasm32-wasi; Python from the CPython WASI build in `wasm_cache_dir`
 // (scripts/wasm/build_python.sh: python/python.wasm, python-stdlib.tar,
-// MANIFEST). All are left out when `airlock_js_path` is empty.
+// MANIFEST); Ruby from ruby.wasm in `wasm_cache_dir`
+// (scripts/wasm/install_ruby.sh: ruby/ruby.wasm, MANIFEST). All are left out
+// when `airlock_js_path` is empty; Python and Ruby when not cached.
 std::vector<LanguageSpec> WasmTierLanguages(const std::string& airlock_js_path, const std::string& wasm_cache_dir);
 
 // The WASM interpreter cache: $AIRLOCK_WASM_CACHE, else /var/cache/airlock/wasm.
@@ -68,6 +70,9 @@ std::string DefaultWasmCacheDir();
 
 // Where the CPython WASI build appears inside the jail.
 inline constexpr char kJailWasmPythonDir[] = "/opt/airlock/wasm-python";
+
+// Where the cached ruby.wasm appears inside the jail.
+inline constexpr char kJailWasmRubyDir[] = "/opt/airlock/wasm-ruby";
 
 // Where airlock-js appears inside the jail.
 inline constexpr char kJailAirlockJsPath[] = "/opt/airlock/airlock-js";

@@ -13,6 +13,25 @@ std::string DefaultWasmCacheDir() {
   return env != nullptr && env[0] == '/' ? env : "/var/cache/airlock/wasm";
 }
 
+namespace {
+
+// What every cached WASI interpreter shares: airlock-js and the cache dir
+// bound read-only into the jail, the version from the cache's MANIFEST
+// (`version_key`=...), the engine's exit codes for its own limits.
+LanguageSpec InterpreterSpec(const std::string& airlock_js_path, const std::filesystem::path& cache_dir,
+                             const char* jail_dir, const std::string& version_key) {
+  LanguageSpec spec;
+  spec.version_argv = {"/bin/sed", "-n", "s/^" + version_key + "=//p", (cache_dir / "MANIFEST").string()};
+  spec.binds = {{airlock_js_path, false, kJailAirlockJsPath}, {cache_dir.string(), false, jail_dir}};
+  spec.max_pids = 16;  // the engine's helper threads
+  spec.isolation = "wasm";
+  spec.engine_exit_deadline = 124;  // src/engine/js/wasi_runner.h
+  spec.engine_exit_out_of_memory = 137;
+  return spec;
+}
+
+}  // namespace
+
 std::vector<LanguageSpec> WasmTierLanguages(const std::string& airlock_js_path, const std::string& wasm_cache_dir) {
   std::vector<LanguageSpec> all;
   if (airlock_js_path.empty()) return all;
@@ -74,22 +93,33 @@ std::vector<LanguageSpec> WasmTierLanguages(const std::string& airlock_js_path, 
   std::error_code ec;
   const std::filesystem::path py_dir = std::filesystem::canonical(wasm_cache_dir + "/python", ec);
   if (!ec) {
-    LanguageSpec py;
+    LanguageSpec py = InterpreterSpec(airlock_js_path, py_dir, kJailWasmPythonDir, "PYTHON_VERSION");
     py.name = "python";
     py.display_name = "Python";
     py.source_file = "main.py";
-    py.version_argv = {"/bin/sed", "-n", "s/^PYTHON_VERSION=//p", (py_dir / "MANIFEST").string()};
     py.run_argv = {kJailAirlockJsPath, "--wasi", std::string(kJailWasmPythonDir) + "/python.wasm", "--tar",
                    std::string(kJailWasmPythonDir) + "/python-stdlib.tar=/usr", "--env", "PYTHONHOME=/usr",
                    "--env", "PYTHONDONTWRITEBYTECODE=1", "--heap-mb", "{heap_mb}", "--wasm-max-mb", "{heap_mb}",
                    "--deadline-ms", "{timeout_ms}", "--work", "/work=/work", "--", "python", "main.py"};
-    py.binds = {{airlock_js_path, false, kJailAirlockJsPath}, {py_dir.string(), false, kJailWasmPythonDir}};
-    py.max_pids = 16;
-    py.isolation = "wasm";
-    py.engine_exit_deadline = 124;
-    py.engine_exit_out_of_memory = 137;
     py.notes = "CPython compiled to wasm32-wasi, standard library only (no sockets, threads or subprocesses)";
     all.push_back(py);
+  }
+
+  // Ruby: ruby.wasm from npm (scripts/wasm/install_ruby.sh), a reactor
+  // module with its standard library inside, driven by airlock-js --wasi-ruby.
+  const std::filesystem::path rb_dir = std::filesystem::canonical(wasm_cache_dir + "/ruby", ec);
+  if (!ec) {
+    LanguageSpec rb = InterpreterSpec(airlock_js_path, rb_dir, kJailWasmRubyDir, "RUBY_VERSION");
+    rb.name = "ruby";
+    rb.display_name = "Ruby";
+    rb.source_file = "main.rb";
+    rb.run_argv = {kJailAirlockJsPath, "--wasi-ruby", std::string(kJailWasmRubyDir) + "/ruby.wasm", "--heap-mb",
+                   "{heap_mb}", "--wasm-max-mb", "{heap_mb}", "--deadline-ms", "{timeout_ms}", "--work",
+                   "/work=/work", "--", "ruby", "main.rb"};
+    rb.default_memory_mb = 512;  // ~210 MB before the program allocates (the module's code, stdlib in memory)
+    rb.notes = "CRuby (ruby.wasm from npm) with its standard library and bundled gems, RubyGems loaded on first use; "
+               "no sockets, threads, subprocesses or JS interop";
+    all.push_back(rb);
   }
   return all;
 }

@@ -147,32 +147,26 @@ void Vfs::Touch(Node& node) const {
   node.ctim = node.mtim;
 }
 
-Errno Vfs::CreateFile(const NodePtr& parent, std::string_view name, NodePtr* out) {
+Errno Vfs::CreateEntry(const NodePtr& parent, std::string_view name, bool is_dir, NodePtr* out) {
   if (Errno e = CheckName(name); e != Errno::kSuccess) return e;
   if (!parent->is_dir()) return Errno::kNotdir;
   if (parent->unlinked_) return Errno::kNoent;
   if (parent->Child(name)) return Errno::kExist;
   if (parent->read_only_) return Errno::kRofs;
   NodePtr node;
-  if (Errno e = NewNode(false, &node); e != Errno::kSuccess) return e;
-  parent->children_.emplace(std::string(name), node);
-  Touch(*parent);
-  *out = std::move(node);
-  return Errno::kSuccess;
-}
-
-Errno Vfs::CreateDir(const NodePtr& parent, std::string_view name, NodePtr* out) {
-  if (Errno e = CheckName(name); e != Errno::kSuccess) return e;
-  if (!parent->is_dir()) return Errno::kNotdir;
-  if (parent->unlinked_) return Errno::kNoent;
-  if (parent->Child(name)) return Errno::kExist;
-  if (parent->read_only_) return Errno::kRofs;
-  NodePtr node;
-  if (Errno e = NewNode(true, &node); e != Errno::kSuccess) return e;
+  if (Errno e = NewNode(is_dir, &node); e != Errno::kSuccess) return e;
   parent->children_.emplace(std::string(name), node);
   Touch(*parent);
   if (out) *out = std::move(node);
   return Errno::kSuccess;
+}
+
+Errno Vfs::CreateFile(const NodePtr& parent, std::string_view name, NodePtr* out) {
+  return CreateEntry(parent, name, /*is_dir=*/false, out);
+}
+
+Errno Vfs::CreateDir(const NodePtr& parent, std::string_view name, NodePtr* out) {
+  return CreateEntry(parent, name, /*is_dir=*/true, out);
 }
 
 Errno Vfs::UnlinkFile(const NodePtr& parent, std::string_view name) {

@@ -149,6 +149,8 @@ class Vfs {
 
  private:
   Errno NewNode(bool is_dir, NodePtr* out);
+  // CreateFile and CreateDir: a new file or directory entry in `parent`.
+  Errno CreateEntry(const NodePtr& parent, std::string_view name, bool is_dir, NodePtr* out);
   Errno Resize(Node& file, uint64_t size);
   void Touch(Node& node) const;
 

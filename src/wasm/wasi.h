@@ -110,6 +110,17 @@ class WasiContext {
 
  private:
   enum class FdKind { kStdin, kStdout, kStderr, kFile, kDir };
+  // fd_readdir cookies of a directory descriptor past "." (1) and ".." (2):
+  // each names the child the listing resumes after, so entries removed
+  // while listing (rm -r) do not make it skip the ones not yet listed.
+  // names[i] has cookie base + i; at kMaxDirCookies names the table starts
+  // over above the old numbers (older cookies then count entries).
+  struct DirCookies {
+    static constexpr size_t kMaxDirCookies = 1 << 16;
+    uint64_t base = 3;
+    std::vector<std::string> names;
+    std::map<std::string, uint64_t, std::less<>> of;
+  };
   struct Fd {
     FdKind kind;
     NodePtr node;
@@ -118,6 +129,7 @@ class WasiContext {
     uint64_t rights_base = 0;
     uint64_t rights_inheriting = 0;
     std::string preopen_path;  // set for preopened directories
+    DirCookies cookies = {};   // kDir only
   };
   using Args = std::span<const uint64_t>;
 
@@ -158,8 +170,19 @@ class WasiContext {
   void AppendOutput(WasiOutput& out, uint64_t cap, std::string_view bytes);
 
   // wasi_path.cc: path operations.
+  // A path's parent directory and final component (Vfs::ResolveParent).
+  struct PathParent {
+    NodePtr dir;
+    std::string leaf;
+    bool trailing = false;  // the path ended in '/'
+  };
   Errno DirFd(uint32_t fd, Fd** out);
-  Errno GuestPath(GuestMemory& mem, uint32_t ptr, uint32_t len, std::string_view* out);
+  // The directory `dirfd` names and the guest's path string at [ptr, ptr+len):
+  // the start of every path_* call. LookupAt and ParentAt resolve it.
+  Errno DirAndPath(GuestMemory& mem, uint32_t dirfd, uint32_t ptr, uint32_t len, NodePtr* dir,
+                   std::string_view* path);
+  Errno LookupAt(GuestMemory& mem, uint32_t dirfd, uint32_t ptr, uint32_t len, NodePtr* out);
+  Errno ParentAt(GuestMemory& mem, uint32_t dirfd, uint32_t ptr, uint32_t len, PathParent* out);
   Errno PathOpen(GuestMemory& mem, uint32_t dirfd, uint32_t path, uint32_t path_len, uint32_t oflags,
                  uint64_t rights_base, uint64_t rights_inheriting, uint32_t fdflags, uint32_t out);
   Errno PathCreateDirectory(GuestMemory& mem, uint32_t dirfd, uint32_t path, uint32_t len);

@@ -1,5 +1,6 @@
 // WasiContext: operations on file descriptors (fd_*).
 #include <algorithm>
+#include <iterator>
 
 #include "wasm/wasi.h"
 
@@ -219,29 +220,45 @@ Errno WasiContext::FdReaddir(GuestMemory& mem, uint32_t fd, uint32_t buf, uint32
   if (f->kind != FdKind::kDir) return Errno::kNotdir;
   if (!(f->rights_base & wasi::kRightFdReaddir)) return Errno::kBadf;
   if (!mem.InRange(buf, len) || !mem.InRange(out, 4)) return Errno::kFault;
-  // Entries are ".", "..", then the children in name order; the cookie of
-  // an entry is its index, d_next the index of the following one.
+  // Entries are ".", "..", then the children in name order. d_next is 1
+  // after ".", 2 after "..", and after a child the cookie this descriptor
+  // gave its name (DirCookies), so a listing resumes after that name.
   std::string bytes;
-  uint64_t index = 0;
-  auto emit = [&](std::string_view name, uint64_t ino, FileType type) {
-    if (index++ < cookie || bytes.size() >= len) return;
+  auto emit = [&](std::string_view name, uint64_t next, uint64_t ino, FileType type) {
     char header[L::kDirentSize] = {};
     auto put = [&](uint32_t at, uint64_t v, int n) {
       for (int i = 0; i < n; ++i) header[at + i] = static_cast<char>(v >> (8 * i));
     };
-    put(L::kDirentNext, index, 8);
+    put(L::kDirentNext, next, 8);
     put(L::kDirentIno, ino, 8);
     put(L::kDirentNamlen, name.size(), 4);
     put(L::kDirentType, static_cast<uint8_t>(type), 1);
     bytes.append(header, sizeof(header));
     bytes.append(name);
   };
+  DirCookies& dc = f->cookies;
+  auto cookie_of = [&dc](const std::string& name) {
+    if (dc.names.size() >= DirCookies::kMaxDirCookies) {
+      dc.base += dc.names.size();
+      dc.names.clear();
+      dc.of.clear();
+    }
+    auto [it, added] = dc.of.try_emplace(name, dc.base + dc.names.size());
+    if (added) dc.names.push_back(name);
+    return it->second;
+  };
   const Node& dir = *f->node;
-  emit(".", dir.ino(), FileType::kDirectory);
-  emit("..", dir.ino(), FileType::kDirectory);
-  for (const auto& [name, child] : dir.children()) {
-    if (bytes.size() >= len) break;
-    emit(name, child->ino(), child->type());
+  const auto& children = dir.children();
+  auto it = children.begin();
+  if (cookie == 0) emit(".", 1, dir.ino(), FileType::kDirectory);
+  if (cookie <= 1) emit("..", 2, dir.ino(), FileType::kDirectory);
+  if (cookie >= dc.base && cookie - dc.base < dc.names.size()) {
+    it = children.upper_bound(dc.names[cookie - dc.base]);
+  } else if (cookie > 2) {  // not one of ours (any more): the entry's index
+    std::advance(it, std::min<uint64_t>(cookie - 2, children.size()));
+  }
+  for (; it != children.end() && bytes.size() < len; ++it) {
+    emit(it->first, cookie_of(it->first), it->second->ino(), it->second->type());
   }
   uint32_t used = static_cast<uint32_t>(std::min<uint64_t>(bytes.size(), len));
   mem.Store(buf, std::string_view(bytes).substr(0, used));

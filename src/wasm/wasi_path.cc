@@ -15,6 +15,11 @@ constexpr uint64_t kFileRights =
 
 }  // namespace
 
+#define WASI_TRY(expr)                                    \
+  do {                                                    \
+    if (Errno _e = (expr); _e != Errno::kSuccess) return _e; \
+  } while (0)
+
 Errno WasiContext::DirFd(uint32_t fd, Fd** out) {
   Fd* f = GetFd(fd);
   if (!f) return Errno::kBadf;
@@ -23,26 +28,38 @@ Errno WasiContext::DirFd(uint32_t fd, Fd** out) {
   return Errno::kSuccess;
 }
 
-Errno WasiContext::GuestPath(GuestMemory& mem, uint32_t ptr, uint32_t len, std::string_view* out) {
-  return mem.LoadString(ptr, len, out) ? Errno::kSuccess : Errno::kFault;
+Errno WasiContext::DirAndPath(GuestMemory& mem, uint32_t dirfd, uint32_t ptr, uint32_t len, NodePtr* dir,
+                              std::string_view* path) {
+  Fd* f = nullptr;
+  WASI_TRY(DirFd(dirfd, &f));
+  if (!mem.LoadString(ptr, len, path)) return Errno::kFault;
+  *dir = f->node;
+  return Errno::kSuccess;
 }
 
-#define WASI_TRY(expr)                                    \
-  do {                                                    \
-    if (Errno _e = (expr); _e != Errno::kSuccess) return _e; \
-  } while (0)
+Errno WasiContext::LookupAt(GuestMemory& mem, uint32_t dirfd, uint32_t ptr, uint32_t len, NodePtr* out) {
+  NodePtr dir;
+  std::string_view path;
+  WASI_TRY(DirAndPath(mem, dirfd, ptr, len, &dir, &path));
+  return vfs_.Lookup(dir, path, out);
+}
+
+Errno WasiContext::ParentAt(GuestMemory& mem, uint32_t dirfd, uint32_t ptr, uint32_t len, PathParent* out) {
+  NodePtr dir;
+  std::string_view path;
+  WASI_TRY(DirAndPath(mem, dirfd, ptr, len, &dir, &path));
+  return vfs_.ResolveParent(dir, path, &out->dir, &out->leaf, &out->trailing);
+}
 
 Errno WasiContext::PathOpen(GuestMemory& mem, uint32_t dirfd, uint32_t path_ptr, uint32_t path_len,
                             uint32_t oflags, uint64_t rights_base, uint64_t rights_inheriting,
                             uint32_t fdflags, uint32_t out) {
   using namespace wasi;
-  Fd* dir = nullptr;
+  NodePtr start;  // not an Fd*: that may dangle once a new fd is added
   std::string_view path;
-  WASI_TRY(DirFd(dirfd, &dir));
-  WASI_TRY(GuestPath(mem, path_ptr, path_len, &path));
+  WASI_TRY(DirAndPath(mem, dirfd, path_ptr, path_len, &start, &path));
   if (!mem.InRange(out, 4)) return Errno::kFault;
   if (oflags > 0xf || fdflags > 0x1f) return Errno::kInval;
-  NodePtr start = dir->node;  // `dir` may dangle once a new fd is added
   NodePtr parent, node;
   std::string leaf;
   bool trailing = false;
@@ -83,86 +100,54 @@ Errno WasiContext::PathOpen(GuestMemory& mem, uint32_t dirfd, uint32_t path_ptr,
 
 Errno WasiContext::PathCreateDirectory(GuestMemory& mem, uint32_t dirfd, uint32_t path_ptr,
                                        uint32_t len) {
-  Fd* dir = nullptr;
-  std::string_view path;
-  WASI_TRY(DirFd(dirfd, &dir));
-  WASI_TRY(GuestPath(mem, path_ptr, len, &path));
-  NodePtr parent;
-  std::string leaf;
-  bool trailing = false;
-  WASI_TRY(vfs_.ResolveParent(dir->node, path, &parent, &leaf, &trailing));
-  if (IsDot(leaf)) return Errno::kExist;
-  return vfs_.CreateDir(parent, leaf);
+  PathParent at;
+  WASI_TRY(ParentAt(mem, dirfd, path_ptr, len, &at));
+  if (IsDot(at.leaf)) return Errno::kExist;
+  return vfs_.CreateDir(at.dir, at.leaf);
 }
 
 Errno WasiContext::PathFilestatGet(GuestMemory& mem, uint32_t dirfd, uint32_t path_ptr, uint32_t len,
                                    uint32_t out) {
-  Fd* dir = nullptr;
-  std::string_view path;
-  WASI_TRY(DirFd(dirfd, &dir));
-  WASI_TRY(GuestPath(mem, path_ptr, len, &path));
   NodePtr node;
-  WASI_TRY(vfs_.Lookup(dir->node, path, &node));
+  WASI_TRY(LookupAt(mem, dirfd, path_ptr, len, &node));
   return WriteFilestat(mem, out, node.get(), node->type());
 }
 
 Errno WasiContext::PathFilestatSetTimes(GuestMemory& mem, uint32_t dirfd, uint32_t path_ptr,
                                         uint32_t len, uint64_t atim, uint64_t mtim, uint32_t fst) {
-  Fd* dir = nullptr;
-  std::string_view path;
-  WASI_TRY(DirFd(dirfd, &dir));
-  WASI_TRY(GuestPath(mem, path_ptr, len, &path));
   NodePtr node;
-  WASI_TRY(vfs_.Lookup(dir->node, path, &node));
+  WASI_TRY(LookupAt(mem, dirfd, path_ptr, len, &node));
   return SetTimes(node, atim, mtim, fst);
 }
 
 Errno WasiContext::PathReadlink(GuestMemory& mem, uint32_t dirfd, uint32_t path_ptr, uint32_t len) {
-  Fd* dir = nullptr;
-  std::string_view path;
-  WASI_TRY(DirFd(dirfd, &dir));
-  WASI_TRY(GuestPath(mem, path_ptr, len, &path));
   NodePtr node;
-  WASI_TRY(vfs_.Lookup(dir->node, path, &node));
+  WASI_TRY(LookupAt(mem, dirfd, path_ptr, len, &node));
   return Errno::kInval;  // exists, but is not a symlink (there are none)
 }
 
 Errno WasiContext::PathRemove(GuestMemory& mem, uint32_t dirfd, uint32_t path_ptr, uint32_t len,
                               bool is_dir) {
-  Fd* dir = nullptr;
-  std::string_view path;
-  WASI_TRY(DirFd(dirfd, &dir));
-  WASI_TRY(GuestPath(mem, path_ptr, len, &path));
-  NodePtr parent;
-  std::string leaf;
-  bool trailing = false;
-  WASI_TRY(vfs_.ResolveParent(dir->node, path, &parent, &leaf, &trailing));
-  if (leaf == ".") return Errno::kInval;
-  if (leaf == "..") return Errno::kNotempty;
-  if (is_dir) return vfs_.RemoveDir(parent, leaf);
-  NodePtr node = parent->Child(leaf);
-  if (node && trailing && !node->is_dir()) return Errno::kNotdir;
-  return vfs_.UnlinkFile(parent, leaf);
+  PathParent at;
+  WASI_TRY(ParentAt(mem, dirfd, path_ptr, len, &at));
+  if (at.leaf == ".") return Errno::kInval;
+  if (at.leaf == "..") return Errno::kNotempty;
+  if (is_dir) return vfs_.RemoveDir(at.dir, at.leaf);
+  NodePtr node = at.dir->Child(at.leaf);
+  if (node && at.trailing && !node->is_dir()) return Errno::kNotdir;
+  return vfs_.UnlinkFile(at.dir, at.leaf);
 }
 
 Errno WasiContext::PathRename(GuestMemory& mem, uint32_t old_fd, uint32_t old_ptr, uint32_t old_len,
                               uint32_t new_fd, uint32_t new_ptr, uint32_t new_len) {
-  Fd *old_dir = nullptr, *new_dir = nullptr;
-  std::string_view old_path, new_path;
-  WASI_TRY(DirFd(old_fd, &old_dir));
-  WASI_TRY(DirFd(new_fd, &new_dir));
-  WASI_TRY(GuestPath(mem, old_ptr, old_len, &old_path));
-  WASI_TRY(GuestPath(mem, new_ptr, new_len, &new_path));
-  NodePtr old_parent, new_parent;
-  std::string old_leaf, new_leaf;
-  bool old_trailing = false, new_trailing = false;
-  WASI_TRY(vfs_.ResolveParent(old_dir->node, old_path, &old_parent, &old_leaf, &old_trailing));
-  WASI_TRY(vfs_.ResolveParent(new_dir->node, new_path, &new_parent, &new_leaf, &new_trailing));
-  if (IsDot(old_leaf) || IsDot(new_leaf)) return Errno::kInval;
-  NodePtr node = old_parent->Child(old_leaf);
+  PathParent from, to;
+  WASI_TRY(ParentAt(mem, old_fd, old_ptr, old_len, &from));
+  WASI_TRY(ParentAt(mem, new_fd, new_ptr, new_len, &to));
+  if (IsDot(from.leaf) || IsDot(to.leaf)) return Errno::kInval;
+  NodePtr node = from.dir->Child(from.leaf);
   if (!node) return Errno::kNoent;
-  if ((old_trailing || new_trailing) && !node->is_dir()) return Errno::kNotdir;
-  return vfs_.Rename(old_parent, old_leaf, new_parent, new_leaf);
+  if ((from.trailing || to.trailing) && !node->is_dir()) return Errno::kNotdir;
+  return vfs_.Rename(from.dir, from.leaf, to.dir, to.leaf);
 }
 
 #undef WASI_TRY

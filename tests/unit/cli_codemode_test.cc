@@ -11,6 +11,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "cli_run_util.h"
+
 namespace airlock {
 namespace {
 
@@ -45,13 +47,8 @@ class CliCodeModeTest : public ::testing::Test {
     std::ofstream(src) << code;
     const std::string cmd = kAirlock + " run --code-mode --config " + (dir_ / "airlock.json").string() +
                             " --lang " + language + " " + src.string() + " 2>/dev/null";
-    FILE* p = popen(cmd.c_str(), "r");
-    std::string out;
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-    const int status = pclose(p);
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+    testing::CliOutcome o = testing::RunCommandLine(cmd);
+    return {o.rc, std::move(o.out)};
   }
 
   fs::path dir_;

@@ -11,6 +11,8 @@
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+
+#include "cli_run_util.h"
 #include <sqlite3.h>
 
 #include "audit/sqlite_audit_store.h"
@@ -81,14 +83,10 @@ class CliToolsTest : public ::testing::Test {
   Result Airlock(const std::string& args) {
     const fs::path err = dir_ / "stderr.txt";
     const std::string cmd = Quote(SiblingOfSelf("airlock")) + " " + args + " 2>" + Quote(err.string());
+    testing::CliOutcome o = testing::RunCommandLine(cmd);
     Result r;
-    FILE* p = popen(cmd.c_str(), "r");
-    if (p == nullptr) return r;
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-    const int status = pclose(p);
-    r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.rc = o.rc;
+    r.out = std::move(o.out);
     r.err = ReadFile(err);
     return r;
   }

@@ -12,17 +12,15 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "cli_run_util.h"
+
 namespace airlock {
 namespace {
 
 namespace fs = std::filesystem;
 const std::string kAirlock = std::string(AIRLOCK_BINARY_DIR) + "/airlock";
 
-struct Outcome {
-  int rc = -1;
-  std::string out;  // stdout (JSON with --json)
-  nlohmann::json result() const { return nlohmann::json::parse(out, nullptr, false); }
-};
+using Outcome = testing::CliOutcome;
 
 class WasmTierTest : public ::testing::Test {
  protected:
@@ -41,14 +39,7 @@ class WasmTierTest : public ::testing::Test {
     std::ofstream(src) << code;
     const std::string cmd = kAirlock + " run --json --isolation wasm --lang " + lang + " " + extra + " " +
                             src.string() + " 2>/dev/null";
-    FILE* p = popen(cmd.c_str(), "r");
-    Outcome o;
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0) o.out.append(buf, n);
-    const int status = pclose(p);
-    o.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return o;
+    return testing::RunCommandLine(cmd);
   }
 
   fs::path dir_;
@@ -106,13 +97,9 @@ TEST_F(WasmTierTest, ALanguageWithoutTheTierIsAClearError) {
   const fs::path src = dir_ / "p.sh";
   std::ofstream(src) << "echo hi";
   const std::string cmd = kAirlock + " run --isolation wasm --lang bash " + src.string() + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  const int status = pclose(p);
-  EXPECT_NE(WEXITSTATUS(status), 0);
+  const Outcome o = testing::RunCommandLine(cmd);
+  const std::string& out = o.out;
+  EXPECT_NE(o.rc, 0);
   EXPECT_NE(out.find("isolation \"wasm\" is not available for bash; available: native"), std::string::npos) << out;
 }
 

@@ -51,6 +51,7 @@
 #include "engine/js/js_engine.h"
 #include "engine/js/js_errors.h"
 #include "engine/js/js_json.h"
+#include "engine/js/ruby_runner.h"
 #include "engine/js/wasi_runner.h"
 
 namespace airlock::engine::js {
@@ -307,6 +308,7 @@ int Main(int argc, char** argv) {
     return ::write(1, line.data(), line.size()) == static_cast<ssize_t>(line.size()) ? kExitOk : kExitUsage;
   }
   if (argc >= 2 && std::string_view(argv[1]) == "--wasi") return WasiMain(argc, argv);
+  if (argc >= 2 && std::string_view(argv[1]) == "--wasi-ruby") return RubyMain(argc, argv);
   StatusOr<Flags> flags = ParseFlags(argc, argv);
   if (!flags.ok()) {
     WriteStderr("airlock-js: " + flags.status().message() + "\n" + kUsage);

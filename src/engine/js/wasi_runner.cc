@@ -74,7 +74,7 @@ StatusOr<std::pair<std::string, std::string>> Pair(std::string_view flag, std::s
 
 StatusOr<WasiFlags> ParseWasiFlags(int argc, char** argv) {
   WasiFlags f;
-  if (argc < 3) return InvalidArgument("--wasi needs a module");
+  if (argc < 3) return InvalidArgument(std::string(argv[1]) + " needs a module");
   f.module = argv[2];
   int i = 3;
   for (; i < argc; ++i) {
@@ -182,6 +182,12 @@ uint64_t MonotonicNs() {
 }  // namespace
 
 int WasiMain(int argc, char** argv) {
+  return WasiMainWith(argc, argv, [](WasiGuest& guest) {
+    return RunWasmCommand(guest.engine, guest.module, guest.imports);
+  });
+}
+
+int WasiMainWith(int argc, char** argv, const WasiDriver& driver) {
   const Clock::time_point start = Clock::now();
   const uint64_t start_ns = MonotonicNs();
   StatusOr<WasiFlags> flags = ParseWasiFlags(argc, argv);
@@ -259,7 +265,8 @@ int WasiMain(int argc, char** argv) {
                          return HostResult::Value(static_cast<int32_t>(r));
                        }});
   }
-  WasmOutcome outcome = RunWasmCommand(**engine, *capped, imports);
+  WasiGuest guest{**engine, *capped, imports, wasi, flags->argv};
+  WasmOutcome outcome = driver(guest);
   capped->clear();
 
   Write(1, wasi.stdout_output().data);

@@ -22,10 +22,34 @@
 #ifndef AIRLOCK_ENGINE_JS_WASI_RUNNER_H_
 #define AIRLOCK_ENGINE_JS_WASI_RUNNER_H_
 
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/js/js_engine.h"
+#include "engine/js/wasm_command.h"
+#include "wasm/wasi.h"
+
 namespace airlock::engine::js {
 
 // argv[1] is "--wasi".
 int WasiMain(int argc, char** argv);
+
+// What runs the guest once its filesystem, WASI context and engine exist.
+struct WasiGuest {
+  JsEngine& engine;
+  std::string_view module;                // the module's bytes, memory already capped
+  std::vector<HostImport>& imports;       // the WASI preview1 imports; add more before instantiating
+  wasm::WasiContext& wasi;
+  const std::vector<std::string>& argv;   // the guest's argv (after --)
+};
+using WasiDriver = std::function<WasmOutcome(WasiGuest& guest)>;
+
+// WasiMain with another way to run the module (a reactor such as ruby.wasm):
+// the same flags, filesystem, limits, output and exit statuses; argv[1] is
+// the mode flag ("--wasi-ruby"). WasiMain runs `_start` with RunWasmCommand.
+int WasiMainWith(int argc, char** argv, const WasiDriver& driver);
 
 }  // namespace airlock::engine::js
 

@@ -3,6 +3,7 @@
 #include <js/ArrayBuffer.h>
 #include <js/BigInt.h>
 #include <js/CallAndConstruct.h>
+#include <js/GCVector.h>
 
 #include <cstring>
 #include <memory>
@@ -19,15 +20,22 @@ constexpr char kGlue[] =
     "  return new WebAssembly.Instance(new WebAssembly.Module(bytes), imports);\n"
     "})";
 
-// The state host functions share during one run.
-struct RunState {
-  JS::PersistentRootedObject memory;  // exports.memory, or null
+}  // namespace
+
+// The state host functions share with the instance.
+struct WasmInstance::State {
+  JS::PersistentRootedObject memory;   // exports.memory, or null
+  JS::PersistentRootedObject exports;  // instance.exports
   bool exited = false;
   int32_t exit_code = 0;
-  explicit RunState(JSContext* cx) : memory(cx) {}
+  explicit State(JSContext* cx) : memory(cx), exports(cx) {}
 };
 
-std::span<uint8_t> CurrentMemory(JSContext* cx, RunState& state) {
+namespace {
+
+using State = WasmInstance::State;
+
+std::span<uint8_t> CurrentMemory(JSContext* cx, State& state) {
   if (!state.memory) return {};
   JS::RootedValue buffer(cx);
   if (!JS_GetProperty(cx, state.memory, "buffer", &buffer) || !buffer.isObject()) return {};
@@ -85,20 +93,29 @@ const char* WasmOutcomeName(WasmOutcome::Kind kind) {
   return "error";
 }
 
-WasmOutcome RunWasmCommand(JsEngine& engine, std::string_view module_bytes, const std::vector<HostImport>& imports,
-                           const char* entry) {
+WasmInstance::WasmInstance(JsEngine& engine, std::shared_ptr<State> state)
+    : engine_(engine), state_(std::move(state)) {}
+
+WasmInstance::~WasmInstance() {
+  // The host functions (and so `state_`) live as long as the engine; the
+  // roots must not outlive the instance (nor the context).
+  state_->memory.reset();
+  state_->exports.reset();
+}
+
+std::unique_ptr<WasmInstance> WasmInstance::Create(JsEngine& engine, std::string_view module_bytes,
+                                                   const std::vector<HostImport>& imports, WasmOutcome* failure) {
   JSContext* cx = engine.cx();
-  auto state = std::make_shared<RunState>(cx);
-  // The host functions (and so `state`) live as long as the engine; the root
-  // must not outlive this run (nor the context).
-  struct Unroot {
-    RunState& s;
-    ~Unroot() { s.memory.reset(); }
-  } unroot{*state};
+  auto state = std::make_shared<State>(cx);
+  std::unique_ptr<WasmInstance> instance(new WasmInstance(engine, state));
+  auto fail = [&](WasmOutcome::Kind kind) {
+    *failure = Failure(engine, kind);
+    return nullptr;
+  };
 
   // The module bytes, copied into an ArrayBuffer.
   JS::RootedObject bytes(cx, JS::NewArrayBuffer(cx, module_bytes.size()));
-  if (!bytes) return Failure(engine, WasmOutcome::Kind::kError);
+  if (!bytes) return fail(WasmOutcome::Kind::kError);
   {
     bool shared = false;
     JS::AutoCheckCannotGC nogc;
@@ -107,15 +124,15 @@ WasmOutcome RunWasmCommand(JsEngine& engine, std::string_view module_bytes, cons
 
   // imports[module][name] = a host function.
   JS::RootedObject import_object(cx, JS_NewPlainObject(cx));
-  if (!import_object) return Failure(engine, WasmOutcome::Kind::kError);
+  if (!import_object) return fail(WasmOutcome::Kind::kError);
   for (const HostImport& imp : imports) {
     JS::RootedValue ns(cx);
-    if (!JS_GetProperty(cx, import_object, imp.module.c_str(), &ns)) return Failure(engine, WasmOutcome::Kind::kError);
+    if (!JS_GetProperty(cx, import_object, imp.module.c_str(), &ns)) return fail(WasmOutcome::Kind::kError);
     if (!ns.isObject()) {
       JS::RootedObject created(cx, JS_NewPlainObject(cx));
-      if (!created) return Failure(engine, WasmOutcome::Kind::kError);
+      if (!created) return fail(WasmOutcome::Kind::kError);
       ns.setObject(*created);
-      if (!JS_SetProperty(cx, import_object, imp.module.c_str(), ns)) return Failure(engine, WasmOutcome::Kind::kError);
+      if (!JS_SetProperty(cx, import_object, imp.module.c_str(), ns)) return fail(WasmOutcome::Kind::kError);
     }
     JS::RootedObject ns_obj(cx, &ns.toObject());
     HostImportFn fn = imp.fn;
@@ -139,60 +156,98 @@ WasmOutcome RunWasmCommand(JsEngine& engine, std::string_view module_bytes, cons
         state->exit_code = r.value;
         return false;  // no exception pending: an uncatchable stop
       }
+      if (!r.error.empty()) {
+        JS_ReportErrorUTF8(cx, "%s", r.error.c_str());
+        return false;
+      }
       args.rval().setInt32(r.value);
       return true;
     });
-    if (!f) return Failure(engine, WasmOutcome::Kind::kError);
+    if (!f) return fail(WasmOutcome::Kind::kError);
     JS::RootedValue fv(cx, JS::ObjectValue(*f));
     if (!JS_DefineProperty(cx, ns_obj, imp.name.c_str(), fv, JSPROP_READONLY | JSPROP_PERMANENT | JSPROP_ENUMERATE)) {
-      return Failure(engine, WasmOutcome::Kind::kError);
+      return fail(WasmOutcome::Kind::kError);
     }
   }
 
   // Compile, link and instantiate.
   JS::RootedValue glue(cx);
   if (!engine.EvaluateScript(kGlue, "airlock-wasm", 1, &glue) || !glue.isObject()) {
-    return Failure(engine, WasmOutcome::Kind::kError);
+    return fail(WasmOutcome::Kind::kError);
   }
   JS::RootedValueArray<2> glue_args(cx);
   glue_args[0].setObject(*bytes);
   glue_args[1].setObject(*import_object);
-  JS::RootedValue instance(cx);
-  if (!JS_CallFunctionValue(cx, nullptr, glue, glue_args, &instance) || !instance.isObject()) {
-    return Failure(engine, WasmOutcome::Kind::kInvalid);
+  JS::RootedValue result(cx);
+  const bool ok = JS_CallFunctionValue(cx, nullptr, glue, glue_args, &result);
+  if (state->exited) {  // proc_exit from a start section
+    JS_ClearPendingException(cx);
+    failure->kind = WasmOutcome::Kind::kExited;
+    failure->exit_code = state->exit_code;
+    return nullptr;
   }
-  JS::RootedObject instance_obj(cx, &instance.toObject());
+  if (!ok || !result.isObject()) return fail(WasmOutcome::Kind::kInvalid);
+  JS::RootedObject instance_obj(cx, &result.toObject());
   JS::RootedValue exports(cx);
   if (!JS_GetProperty(cx, instance_obj, "exports", &exports) || !exports.isObject()) {
-    return Failure(engine, WasmOutcome::Kind::kInvalid);
+    return fail(WasmOutcome::Kind::kInvalid);
   }
-  JS::RootedObject exports_obj(cx, &exports.toObject());
+  state->exports = &exports.toObject();
   JS::RootedValue memory(cx);
-  if (!JS_GetProperty(cx, exports_obj, "memory", &memory)) return Failure(engine, WasmOutcome::Kind::kError);
+  if (!JS_GetProperty(cx, state->exports, "memory", &memory)) return fail(WasmOutcome::Kind::kError);
   if (memory.isObject()) state->memory = &memory.toObject();
-  JS::RootedValue start(cx);
-  if (!JS_GetProperty(cx, exports_obj, entry, &start)) return Failure(engine, WasmOutcome::Kind::kError);
-  if (!start.isObject() || !JS_ObjectIsFunction(&start.toObject())) {
+  return instance;
+}
+
+bool WasmInstance::HasFunction(const char* name) {
+  JSContext* cx = engine_.cx();
+  JS::RootedValue f(cx);
+  if (!JS_GetProperty(cx, state_->exports, name, &f)) {
+    JS_ClearPendingException(cx);
+    return false;
+  }
+  return f.isObject() && JS_ObjectIsFunction(&f.toObject());
+}
+
+std::span<uint8_t> WasmInstance::Memory() { return CurrentMemory(engine_.cx(), *state_); }
+
+WasmOutcome WasmInstance::Call(const char* name, std::span<const int32_t> args, int32_t* result) {
+  JSContext* cx = engine_.cx();
+  if (result != nullptr) *result = 0;
+  if (!HasFunction(name)) {
     WasmOutcome out;
     out.kind = WasmOutcome::Kind::kInvalid;
-    out.message = std::string("the module exports no function \"") + entry + "\"";
+    out.message = std::string("the module exports no function \"") + name + "\"";
     return out;
   }
-
-  // Run.
+  JS::RootedValue f(cx);
+  if (!JS_GetProperty(cx, state_->exports, name, &f)) return Failure(engine_, WasmOutcome::Kind::kError);
+  JS::RootedValueVector argv(cx);
+  for (int32_t a : args) {
+    if (!argv.append(JS::Int32Value(a))) return Failure(engine_, WasmOutcome::Kind::kError);
+  }
   JS::RootedValue rval(cx);
-  const bool ok = JS_CallFunctionValue(cx, nullptr, start, JS::HandleValueArray::empty(), &rval);
-  if (state->exited) {
+  const bool ok = JS_CallFunctionValue(cx, nullptr, f, argv, &rval);
+  if (state_->exited) {
     JS_ClearPendingException(cx);
     WasmOutcome out;
     out.kind = WasmOutcome::Kind::kExited;
-    out.exit_code = state->exit_code;
+    out.exit_code = state_->exit_code;
     return out;
   }
-  if (!ok) return Failure(engine, WasmOutcome::Kind::kError);
+  if (!ok) return Failure(engine_, WasmOutcome::Kind::kError);
+  if (result != nullptr && rval.isInt32()) *result = rval.toInt32();
   WasmOutcome out;
   out.kind = WasmOutcome::Kind::kReturned;
   return out;
+}
+
+WasmOutcome RunWasmCommand(JsEngine& engine, std::string_view module_bytes, const std::vector<HostImport>& imports,
+                           const char* entry) {
+  WasmOutcome failure;
+  std::unique_ptr<WasmInstance> instance = WasmInstance::Create(engine, module_bytes, imports, &failure);
+  if (!instance) return failure;
+  return instance->Call(entry, {});
 }
 
 }  // namespace airlock::engine::js

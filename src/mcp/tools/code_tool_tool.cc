@@ -87,6 +87,9 @@ StatusOr<json> CodeToolTool::Call(const json& arguments, ToolCallContext& ctx) {
   if (role == nullptr || !VisibleTo(access, caller, version_)) {
     return CodeModeErrorResult("E_TOOL_UNAVAILABLE", "code tool \"" + name() + "\" is not available");
   }
+  if (std::string why = CodeModeTierRefusal(access.endpoint(), version_.proposal.language); !why.empty()) {
+    return CodeModeErrorResult("E_INVALID_REQUEST", why);
+  }
   codemode::Grants grants;
   for (const std::string& c : version_.proposal.connectors) {
     if (access.endpoint().HasConnector(c) && role->SeesConnector(c)) grants.connectors.insert(c);

@@ -127,7 +127,13 @@ json ExecuteTool::DefinitionWith(const std::set<std::string>& visible) {
       {"inputSchema",
        {{"type", "object"},
         {"properties",
-         {{"language", {{"type", "string"}, {"enum", {"javascript", "python"}}}},
+         {{"language", {{"type", "string"}, {"enum", [this] {
+                          json langs = json::array();
+                          for (const char* l : {"javascript", "python"}) {
+                            if (CodeModeTierRefusal(access_.endpoint(), l).empty()) langs.push_back(l);
+                          }
+                          return langs;
+                        }()}}},
           {"code", {{"type", "string"}, {"description", "The program."}, {"maxLength", max_code_bytes_}}},
           {"connectors",
            {{"type", "array"},
@@ -172,6 +178,7 @@ StatusOr<json> ExecuteTool::Call(const json& arguments, ToolCallContext& ctx) {
   if (lang != "javascript" && lang != "python") {
     return refuse("execute runs \"javascript\" or \"python\", not \"" + SanitizeUtf8(lang.substr(0, 64)) + "\"");
   }
+  if (std::string why = CodeModeTierRefusal(access_.endpoint(), lang); !why.empty()) return refuse(why);
   if (code->get_ref<const std::string&>().size() > max_code_bytes_) {
     return refuse("code is larger than " + std::to_string(max_code_bytes_) + " bytes");
   }

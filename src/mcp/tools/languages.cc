@@ -6,16 +6,32 @@ namespace airlock::mcp {
 
 using nlohmann::json;
 
-LanguageCatalog::LanguageCatalog(runtimes::CodeExecutor& executor, const config::Config& config)
-    : executor_(executor), limits_(config.limits), enabled_(config.languages.enabled) {}
+namespace {
+
+bool Contains(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+}  // namespace
+
+LanguageCatalog::LanguageCatalog(runtimes::CodeExecutor& executor, const config::Config& config,
+                                 std::vector<std::string> allowed_tiers)
+    : executor_(executor),
+      limits_(config.limits),
+      enabled_(config.languages.enabled),
+      allowed_tiers_(std::move(allowed_tiers)),
+      default_tier_(Contains(allowed_tiers_, config.languages.default_isolation) || allowed_tiers_.empty()
+                        ? config.languages.default_isolation
+                        : allowed_tiers_.front()) {}
 
 std::vector<runtimes::LanguageInfo> LanguageCatalog::Languages() {
   std::vector<runtimes::LanguageInfo> all = executor_.Languages();
   std::vector<runtimes::LanguageInfo> out;
   for (runtimes::LanguageInfo& l : all) {
-    if (enabled_.empty() || std::find(enabled_.begin(), enabled_.end(), l.name) != enabled_.end()) {
-      out.push_back(std::move(l));
-    }
+    if (!enabled_.empty() && !Contains(enabled_, l.name)) continue;
+    if (l.tiers.empty()) l.tiers = {"native"};
+    std::erase_if(l.tiers, [this](const std::string& t) { return !Contains(allowed_tiers_, t); });
+    if (!l.tiers.empty()) out.push_back(std::move(l));
   }
   std::sort(out.begin(), out.end(),
             [](const runtimes::LanguageInfo& a, const runtimes::LanguageInfo& b) { return a.name < b.name; });
@@ -35,7 +51,12 @@ json LanguageCatalog::Describe() {
             {"max_files", limits_.max_files},
             {"max_file_bytes", limits_.max_file_bytes},
             {"max_total_file_bytes", limits_.max_total_file_bytes}}},
-          {"sandbox", {{"network", false}, {"workdir", "/work"}, {"persistent", false}}}};
+          {"sandbox",
+           {{"network", false},
+            {"workdir", "/work"},
+            {"persistent", false},
+            {"isolation", allowed_tiers_},
+            {"default_isolation", default_tier_}}}};
 }
 
 json ListLanguagesTool::Definition() {

@@ -22,13 +22,20 @@ namespace airlock::mcp {
 inline constexpr char kLanguagesResourceUri[] = "airlock://languages";
 
 // The languages clients may use: the executor's, restricted to
-// config.languages.enabled when that is non-empty, sorted by name.
+// config.languages.enabled when that is non-empty and to the endpoint's
+// isolation tiers (`allowed_tiers`; a language left with no tier is not
+// offered), sorted by name.
 class LanguageCatalog {
  public:
-  LanguageCatalog(runtimes::CodeExecutor& executor, const config::Config& config);
+  LanguageCatalog(runtimes::CodeExecutor& executor, const config::Config& config,
+                  std::vector<std::string> allowed_tiers = {"native", "wasm"});
 
   std::vector<runtimes::LanguageInfo> Languages();
   const config::LimitsConfig& limits() const { return limits_; }
+  const std::vector<std::string>& allowed_tiers() const { return allowed_tiers_; }
+  // The preferred tier for runs that name none: languages.default_isolation,
+  // or the endpoint's first tier when that one is not allowed here.
+  const std::string& default_tier() const { return default_tier_; }
   runtimes::CodeExecutor& executor() { return executor_; }
   nlohmann::json Describe();
 
@@ -36,6 +43,8 @@ class LanguageCatalog {
   runtimes::CodeExecutor& executor_;
   const config::LimitsConfig limits_;
   const std::vector<std::string> enabled_;
+  const std::vector<std::string> allowed_tiers_;
+  const std::string default_tier_;
 };
 
 class ListLanguagesTool : public Tool {

@@ -1,5 +1,6 @@
 #include "mcp/tools/program_run.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "base/encoding.h"
@@ -39,6 +40,14 @@ audit::CallRow RowOf(const std::string& run_id, const codemode::CallRecord& c) {
 }
 
 }  // namespace
+
+std::string CodeModeTierOf(const std::string& language) { return language == "javascript" ? "wasm" : "native"; }
+
+std::string CodeModeTierRefusal(const governance::Endpoint& endpoint, const std::string& language) {
+  const std::string tier = CodeModeTierOf(language);
+  if (std::find(endpoint.isolation.begin(), endpoint.isolation.end(), tier) != endpoint.isolation.end()) return "";
+  return language + " programs run in the " + tier + " tier, which this endpoint does not allow; use javascript";
+}
 
 std::string AuditStatusOf(const std::string& code) {
   if (code.empty()) return "SUCCESS";

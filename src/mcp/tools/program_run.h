@@ -19,6 +19,7 @@
 #include "codemode/bridge_session.h"
 #include "codemode/limits.h"
 #include "gateway/gateway.h"
+#include "governance/policy.h"
 #include "mcp/tools/tool.h"
 #include "runtimes/code_executor.h"
 
@@ -38,6 +39,14 @@ struct ProgramSpec {
 
 nlohmann::json RunProgram(gateway::Gateway& gateway, runtimes::CodeExecutor& executor, audit::AuditLog* audit,
                           const ProgramSpec& spec, ToolCallContext& ctx);
+
+// The isolation tier a code-mode language runs in: "wasm" for javascript
+// (the embedded engine inside the jail, like the WASM tier's JavaScript),
+// "native" for python (a process in the jail).
+std::string CodeModeTierOf(const std::string& language);
+
+// "" if `endpoint` allows `language`'s tier, else why not (for the caller).
+std::string CodeModeTierRefusal(const governance::Endpoint& endpoint, const std::string& language);
 
 // The audit status of a run from its error code ("" = SUCCESS): TIMEOUT,
 // LIMIT, DENIED, CANCELLED or ERROR.

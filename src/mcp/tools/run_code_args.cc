@@ -163,7 +163,7 @@ std::string CheckRelativePath(const std::string& name) {
 
 StatusOr<runtimes::RunRequest> ParseRunCodeArguments(const json& args,
                                                      const std::vector<runtimes::LanguageInfo>& languages,
-                                                     const config::LimitsConfig& limits) {
+                                                     const config::LimitsConfig& limits, const TierRule& rule) {
   if (args.is_null()) return InvalidArgument("arguments: required (language, code)");
   if (!args.is_object()) return Expected("arguments", "object", args);
   for (const auto& [key, value] : args.items()) {
@@ -203,11 +203,21 @@ StatusOr<runtimes::RunRequest> ParseRunCodeArguments(const json& args,
                                                   : limits.default_timeout_ms;
   uint64_t def_memory = lang->default_memory_mb ? std::min(lang->default_memory_mb, limits.max_memory_mb)
                                                 : limits.default_memory_mb;
+  req.isolation.clear();  // RunRequest defaults to "native"; absent means the rule's choice
   AIRLOCK_RETURN_IF_ERROR(ReadString(args, "isolation", "arguments.isolation", false, &req.isolation));
-  if (req.isolation.empty()) req.isolation = "native";
   const std::vector<std::string> tiers_of =
       lang->tiers.empty() ? std::vector<std::string>{"native"} : lang->tiers;  // no tiers listed: native only
-  if (std::find(tiers_of.begin(), tiers_of.end(), req.isolation) == tiers_of.end()) {
+  auto has = [](const std::vector<std::string>& v, const std::string& s) {
+    return std::find(v.begin(), v.end(), s) != v.end();
+  };
+  if (req.isolation.empty()) req.isolation = has(tiers_of, rule.preferred) ? rule.preferred : tiers_of.front();
+  if (!has(rule.allowed, req.isolation)) {
+    std::string allowed;
+    for (const std::string& t : rule.allowed) allowed += (allowed.empty() ? "" : ", ") + t;
+    return FailedPrecondition("isolation \"" + SanitizeUtf8(req.isolation.substr(0, 32)) +
+                              "\" is not allowed on this endpoint; allowed: " + allowed);
+  }
+  if (!has(tiers_of, req.isolation)) {
     std::string tiers;
     for (const std::string& t : tiers_of) tiers += (tiers.empty() ? "" : ", ") + t;
     return FailedPrecondition("isolation \"" + SanitizeUtf8(req.isolation.substr(0, 32)) + "\" is not available for " +

@@ -21,12 +21,21 @@
 
 namespace airlock::mcp {
 
+// Which isolation tiers a run may use here (the endpoint's) and which one a
+// run that names none prefers (config languages.default_isolation).
+struct TierRule {
+  std::vector<std::string> allowed = {"native", "wasm"};
+  std::string preferred = "native";
+};
+
 // Limits not given by the caller are resolved here: the language's default
 // (when the executor reports one) capped at the maximum, else the config's
-// default. Values above the maximum are rejected, not clamped.
+// default. Values above the maximum are rejected, not clamped. The tier not
+// given is `tiers.preferred` when the language has it, else the language's
+// first tier; a tier the language lacks or the endpoint forbids is refused.
 StatusOr<runtimes::RunRequest> ParseRunCodeArguments(
     const nlohmann::json& arguments, const std::vector<runtimes::LanguageInfo>& languages,
-    const config::LimitsConfig& limits);
+    const config::LimitsConfig& limits, const TierRule& tiers = {});
 
 // A relative path under /work: non-empty, no leading '/', no "." / ".." or
 // empty components, no NUL, each component at most 255 bytes, whole path at

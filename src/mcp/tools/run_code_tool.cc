@@ -57,7 +57,8 @@ json RefusedResult(const std::string& language, const std::string& error_code, c
 }  // namespace
 
 json RunCodeTool::InputSchema(const std::vector<runtimes::LanguageInfo>& languages,
-                              const config::LimitsConfig& limits) {
+                              const config::LimitsConfig& limits, const std::vector<std::string>& tiers,
+                              const std::string& default_tier) {
   json language = {{"type", "string"}, {"description", "Language to run (see list_languages)."}};
   if (!languages.empty()) {
     json names = json::array();
@@ -99,11 +100,12 @@ json RunCodeTool::InputSchema(const std::vector<runtimes::LanguageInfo>& languag
           {"description", "Memory limit in MiB."}}},
         {"isolation",
          {{"type", "string"},
-          {"enum", {"native", "wasm"}},
-          {"default", "native"},
+          {"enum", tiers},
+          {"default", default_tier},
           {"description",
            "Isolation tier: native (a process in the jail) or wasm (inside the embedded engine, itself in the "
-           "jail; see list_languages for which languages have it)."}}}}},
+           "jail; see list_languages for which languages have it). Default: " + default_tier +
+               " where the language has it, else its other tier."}}}}},
       {"required", {"language", "code"}},
       {"additionalProperties", false}};
 }
@@ -116,6 +118,11 @@ std::string RunCodeTool::Description(const std::vector<runtimes::LanguageInfo>& 
     langs += l.name;
     if (!l.version.empty()) langs += " " + l.version;
     if (!l.notes.empty()) langs += " (" + l.notes + ")";
+    if (!l.tiers.empty() && l.tiers != std::vector<std::string>{"native"}) {
+      std::string tiers;
+      for (const std::string& t : l.tiers) tiers += (tiers.empty() ? "" : ", ") + t;
+      langs += " [isolation: " + tiers + "]";
+    }
   }
   if (langs.empty()) langs = "none available right now";
   return "Run a program in an isolated, throwaway Linux sandbox and get its stdout, stderr, exit "
@@ -135,7 +142,7 @@ json RunCodeTool::Definition() {
   return {{"name", name()},
           {"title", "Run code"},
           {"description", Description(languages, catalog_.limits())},
-          {"inputSchema", InputSchema(languages, catalog_.limits())},
+          {"inputSchema", InputSchema(languages, catalog_.limits(), catalog_.allowed_tiers(), catalog_.default_tier())},
           {"outputSchema", RunResultOutputSchema()},
           // Runs are isolated and ephemeral: nothing in the caller's
           // environment changes, nothing persists and there is no network.
@@ -166,7 +173,9 @@ std::string AuditStatusOfRun(const runtimes::RunResult& r) {
 
 StatusOr<json> RunCodeTool::Call(const json& arguments, ToolCallContext& ctx) {
   std::vector<runtimes::LanguageInfo> languages = catalog_.Languages();
-  StatusOr<runtimes::RunRequest> request = ParseRunCodeArguments(arguments, languages, catalog_.limits());
+  StatusOr<runtimes::RunRequest> request = ParseRunCodeArguments(
+      arguments, languages, catalog_.limits(),
+      TierRule{.allowed = catalog_.allowed_tiers(), .preferred = catalog_.default_tier()});
   if (!request.ok()) {
     if (request.status().code() == StatusCode::kInvalidArgument) return request.status();
     const std::string msg = request.status().message();

@@ -27,7 +27,9 @@ class RunCodeTool : public Tool {
   StatusOr<nlohmann::json> Call(const nlohmann::json& arguments, ToolCallContext& ctx) override;
 
   static nlohmann::json InputSchema(const std::vector<runtimes::LanguageInfo>& languages,
-                                    const config::LimitsConfig& limits);
+                                    const config::LimitsConfig& limits,
+                                    const std::vector<std::string>& tiers = {"native", "wasm"},
+                                    const std::string& default_tier = "native");
   static std::string Description(const std::vector<runtimes::LanguageInfo>& languages,
                                  const config::LimitsConfig& limits);
 

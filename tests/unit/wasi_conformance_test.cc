@@ -1,0 +1,340 @@
+// WASI conformance: the C programs in tests/wasm/conformance, compiled to
+// wasm32-wasi with clang-16 (Debian's wasi-libc) at test time and run by
+// `airlock-js --wasi` over the in-memory filesystem, one TEST per area.
+//
+// Each program prints "ok <check>" per passing check and stops at the first
+// failure with "FAIL <check>: <detail>" and exit status 1. The checks a
+// program must report are read from its source (every CHECK("name", ...)),
+// so a program that stops early, or a check that is never reached, fails
+// the test as well. Skipped only when clang-16, the wasm32-wasi sysroot or
+// airlock-js is not there.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace airlock {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kPrograms = fs::path(AIRLOCK_SOURCE_DIR) / "tests/wasm/conformance";
+const std::string kAirlockJs = std::string(AIRLOCK_BINARY_DIR) + "/airlock-js";
+
+std::string ReadAll(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void WriteFile(const fs::path& path, const std::string& data) {
+  fs::create_directories(path.parent_path());
+  std::ofstream(path, std::ios::binary) << data;
+}
+
+std::string Quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
+// `cmd` through the shell; its exit status (-1 if it did not exit).
+int Shell(const std::string& cmd) {
+  const int status = std::system(cmd.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::string FindOnPath(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path ? path : "/usr/bin:/bin");
+  std::string dir;
+  while (std::getline(dirs, dir, ':')) {
+    const fs::path p = fs::path(dir) / name;
+    if (!dir.empty() && access(p.c_str(), X_OK) == 0) return p.string();
+  }
+  return "";
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  std::string line;
+  while (std::getline(ss, line)) out.push_back(line);
+  return out;
+}
+
+bool HasLine(const std::string& text, const std::string& line) {
+  for (const std::string& l : Lines(text)) {
+    if (l == line) return true;
+  }
+  return false;
+}
+
+struct RunOptions {
+  std::vector<std::string> args = {};                  // after argv[0]
+  std::vector<std::string> env = {};                   // NAME=VALUE
+  std::string stdin_bytes = {};
+  std::map<std::string, std::string> work_files = {};  // copied into /work
+  bool with_tar = false;                               // the test archive at /lib
+};
+
+struct Outcome {
+  int rc = -1;
+  std::string out, err;
+  fs::path work;  // the host work dir after the run
+};
+
+std::ostream& operator<<(std::ostream& os, const Outcome& o) {
+  return os << "exit " << o.rc << "\n--- stdout\n" << o.out << "--- stderr\n" << o.err;
+}
+
+class WasiConformanceTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new fs::path(fs::temp_directory_path() / ("airlock-wasi-conformance-" + std::to_string(getpid())));
+    fs::create_directories(*dir_);
+    compiled_ = new std::map<std::string, std::string>;
+  }
+  static void TearDownTestSuite() {
+    std::error_code ec;
+    fs::remove_all(*dir_, ec);
+    delete dir_;
+    delete compiled_;
+    dir_ = nullptr;
+    compiled_ = nullptr;
+  }
+
+  void SetUp() override {
+    clang_ = FindOnPath("clang-16");
+    if (clang_.empty()) GTEST_SKIP() << "needs clang-16 on PATH";
+    if (!fs::exists("/usr/include/wasm32-wasi/stdio.h")) GTEST_SKIP() << "needs wasi-libc (/usr/include/wasm32-wasi)";
+    if (!fs::exists(kAirlockJs)) GTEST_SKIP() << "needs " << kAirlockJs;
+  }
+
+  // tests/wasm/conformance/NAME.c compiled once per test suite; empty (and
+  // a test failure) when it does not compile.
+  std::string Compile(const std::string& name) {
+    auto it = compiled_->find(name);
+    if (it != compiled_->end()) return it->second;
+    const fs::path src = kPrograms / (name + ".c");
+    const fs::path wasm = *dir_ / (name + ".wasm");
+    const fs::path log = *dir_ / (name + ".log");
+    const int rc = Shell(Quote(clang_) + " --target=wasm32-wasi --sysroot=/usr -O2 -Wall -o " + Quote(wasm.string()) +
+                         " " + Quote(src.string()) + " > " + Quote(log.string()) + " 2>&1");
+    if (rc != 0 || !fs::exists(wasm)) {
+      ADD_FAILURE() << "cannot compile " << src << ":\n" << ReadAll(log);
+      return "";
+    }
+    (*compiled_)[name] = wasm.string();
+    return wasm.string();
+  }
+
+  // The archive mounted at /lib: hello.txt, sub/data.txt and empty/.
+  fs::path Tar() {
+    const fs::path tar = *dir_ / "lib.tar";
+    if (fs::exists(tar)) return tar;
+    const fs::path src = *dir_ / "tar-src";
+    WriteFile(src / "hello.txt", "hello from the tar\n");
+    WriteFile(src / "sub/data.txt", "data\n");
+    fs::create_directories(src / "empty");
+    EXPECT_EQ(Shell("tar -C " + Quote(src.string()) + " -cf " + Quote(tar.string()) + " hello.txt sub empty"), 0);
+    return tar;
+  }
+
+  Outcome Run(const std::string& name, const RunOptions& opts = {}) {
+    Outcome o;
+    const std::string wasm = Compile(name);
+    if (wasm.empty()) return o;
+    const fs::path run = *dir_ / ("run-" + std::to_string(runs_++));  // fresh for every run
+    fs::remove_all(run);
+    o.work = run / "work";
+    fs::create_directories(o.work);
+    for (const auto& [path, data] : opts.work_files) WriteFile(o.work / path, data);
+    WriteFile(run / "stdin", opts.stdin_bytes);
+    std::string cmd = Quote(kAirlockJs) + " --wasi " + Quote(wasm) + " --deadline-ms 60000";
+    if (opts.with_tar) cmd += " --tar " + Quote(Tar().string() + "=/lib");
+    cmd += " --work " + Quote(o.work.string() + "=/work");
+    for (const std::string& e : opts.env) cmd += " --env " + Quote(e);
+    cmd += " -- " + name;
+    for (const std::string& a : opts.args) cmd += " " + Quote(a);
+    cmd += " < " + Quote((run / "stdin").string()) + " > " + Quote((run / "stdout").string()) + " 2> " +
+           Quote((run / "stderr").string());
+    o.rc = Shell(cmd);
+    o.out = ReadAll(run / "stdout");
+    o.err = ReadAll(run / "stderr");
+    return o;
+  }
+
+  // Every CHECK of NAME.c reported "ok", none failed, and the exit status
+  // was 0.
+  void ExpectAllChecksPass(const std::string& name, const Outcome& o) {
+    EXPECT_EQ(o.rc, 0) << o;
+    for (const std::string& line : Lines(o.out)) {
+      EXPECT_NE(line.rfind("FAIL", 0), 0u) << name << ": " << line;
+    }
+    const std::string src = ReadAll(kPrograms / (name + ".c"));
+    static const std::regex kCheck(R"re(CHECK(?:_ERRNO)?\(\s*"([^"]+)")re");
+    size_t checks = 0;
+    std::string missing;
+    for (auto it = std::sregex_iterator(src.begin(), src.end(), kCheck); it != std::sregex_iterator(); ++it) {
+      ++checks;
+      const std::string check = (*it)[1];
+      if (!HasLine(o.out, "ok " + check)) missing += " " + check;
+    }
+    EXPECT_GT(checks, 0u) << "no checks found in " << name << ".c";
+    EXPECT_EQ(missing, "") << name << ": these checks did not pass\n" << o;
+  }
+
+  static fs::path* dir_;
+  static std::map<std::string, std::string>* compiled_;
+  static int runs_;
+  std::string clang_;
+};
+
+fs::path* WasiConformanceTest::dir_ = nullptr;
+std::map<std::string, std::string>* WasiConformanceTest::compiled_ = nullptr;
+int WasiConformanceTest::runs_ = 0;
+
+TEST_F(WasiConformanceTest, Files) {
+  Outcome o = Run("files");
+  ExpectAllChecksPass("files", o);
+  // Files the guest wrote under /work come back to the host.
+  EXPECT_EQ(ReadAll(o.work / "out.txt"), "written by the guest\n");
+  EXPECT_EQ(ReadAll(o.work / "v.txt"), "abcdefg");
+  EXPECT_FALSE(fs::exists(o.work / "gone.txt"));
+}
+
+TEST_F(WasiConformanceTest, StatFstatLstatAndTimes) { ExpectAllChecksPass("stat", Run("stat")); }
+
+TEST_F(WasiConformanceTest, DirectoriesReaddirRenameUnlink) {
+  Outcome o = Run("dirs");
+  ExpectAllChecksPass("dirs", o);
+  EXPECT_EQ(ReadAll(o.work / "d2/in"), "I");
+  EXPECT_EQ(ReadAll(o.work / "empty/c"), "A");
+  EXPECT_FALSE(fs::exists(o.work / "many"));
+}
+
+TEST_F(WasiConformanceTest, NoSymlinksAndNoDotDotPastAPreopen) {
+  Outcome o = Run("links");
+  ExpectAllChecksPass("links", o);
+  EXPECT_FALSE(fs::exists(o.work.parent_path() / "moved.txt"));
+  EXPECT_FALSE(fs::exists(o.work.parent_path() / "new.txt"));
+}
+
+TEST_F(WasiConformanceTest, ReadOnlyTarPreopen) {
+  Outcome o = Run("readonly", {.with_tar = true});
+  ExpectAllChecksPass("readonly", o);
+  EXPECT_TRUE(fs::exists(o.work / "mine.txt"));
+  EXPECT_FALSE(fs::exists(o.work / "stolen.txt"));
+}
+
+TEST_F(WasiConformanceTest, ClocksSleepAndSchedYield) { ExpectAllChecksPass("clocks", Run("clocks")); }
+
+TEST_F(WasiConformanceTest, RandomVariesWithinAndAcrossRuns) {
+  Outcome a = Run("random"), b = Run("random");
+  ExpectAllChecksPass("random", a);
+  ExpectAllChecksPass("random", b);
+  std::string sample_a, sample_b;
+  for (const std::string& l : Lines(a.out)) if (l.rfind("sample ", 0) == 0) sample_a = l;
+  for (const std::string& l : Lines(b.out)) if (l.rfind("sample ", 0) == 0) sample_b = l;
+  EXPECT_EQ(sample_a.size(), 7u + 32u) << a;
+  EXPECT_NE(sample_a, sample_b);
+}
+
+TEST_F(WasiConformanceTest, ArgsAndEnvironAreExactlyWhatWasGiven) {
+  Outcome o = Run("args_env", {.args = {"a b", "", "q\"uote", "--", "-x"}});
+  ExpectAllChecksPass("args_env", o);
+  EXPECT_EQ(o.out.substr(0, o.out.find("ok ")),
+            "argc 6\narg 0 [args_env]\narg 1 [a b]\narg 2 []\narg 3 [q\"uote]\narg 4 [--]\narg 5 [-x]\n");
+  // No environment unless given: not even the host's.
+  EXPECT_TRUE(HasLine(o.out, "envc 0")) << o;
+  EXPECT_TRUE(HasLine(o.out, "getenv AIRLOCK_A [(null)]")) << o;
+
+  o = Run("args_env", {.env = {"AIRLOCK_A=1", "B=x=y", "PATH=/given", "EMPTY="}});
+  ExpectAllChecksPass("args_env", o);
+  EXPECT_NE(o.out.find("env [AIRLOCK_A=1]\nenv [B=x=y]\nenv [PATH=/given]\nenv [EMPTY=]\nenvc 4\n"),
+            std::string::npos)
+      << o;
+  EXPECT_TRUE(HasLine(o.out, "getenv AIRLOCK_A [1]")) << o;
+}
+
+TEST_F(WasiConformanceTest, StdinReadToTheEndAndPolled) {
+  std::string input;
+  for (int i = 0; input.size() < 150000; ++i) input += "line " + std::to_string(i) + " of the input\n";
+  uint32_t hash = 0;
+  for (unsigned char c : input) hash = hash * 31 + c;
+  Outcome o = Run("stdin", {.stdin_bytes = input});
+  ExpectAllChecksPass("stdin", o);
+  EXPECT_TRUE(HasLine(o.out, "stdin " + std::to_string(input.size()) + " bytes, first [" + input.substr(0, 16) +
+                                 "], hash " + std::to_string(hash)))
+      << o;
+
+  o = Run("stdin");
+  ExpectAllChecksPass("stdin", o);
+  EXPECT_TRUE(HasLine(o.out, "stdin 0 bytes, first [], hash 0")) << o;
+}
+
+TEST_F(WasiConformanceTest, ExitStatuses) {
+  const std::vector<std::pair<std::string, int>> cases = {
+      {"exit0", 0}, {"exit3", 3}, {"exit255", 255}, {"_exit9", 9}, {"return0", 0}, {"return7", 7}, {"other", 42},
+  };
+  for (const auto& [how, code] : cases) {
+    Outcome o = Run("exit", {.args = {how}});
+    EXPECT_EQ(o.rc, code) << how << "\n" << o;
+    EXPECT_EQ(o.out, "leaving by " + how + "\n") << how;  // stdio flushed on the way out
+  }
+  Outcome o = Run("exit", {.args = {"atexit4"}});
+  EXPECT_EQ(o.rc, 4) << o;
+  EXPECT_EQ(o.out, "leaving by atexit4\natexit handler ran\n");
+  o = Run("exit", {.args = {"abort"}});
+  EXPECT_EQ(o.rc, 134) << o;
+  EXPECT_NE(o.err.find("wasm trap"), std::string::npos) << o;
+}
+
+TEST_F(WasiConformanceTest, SocketsFail) {
+  ExpectAllChecksPass("sockets", Run("sockets"));
+  // A module importing socket calls the host does not have does not start.
+  Outcome o = Run("sockets_import");
+  EXPECT_EQ(o.rc, 2) << o;
+  EXPECT_NE(o.err.find("invalid module"), std::string::npos) << o;
+  EXPECT_EQ(o.out.find("sock_open returned"), std::string::npos) << o;
+}
+
+TEST_F(WasiConformanceTest, DescriptorErrors) { ExpectAllChecksPass("fd_errors", Run("fd_errors")); }
+
+TEST_F(WasiConformanceTest, HostPathsAreInvisible) {
+  ExpectAllChecksPass("escapes", Run("escapes", {.work_files = {{"input.txt", "input\n"}}, .with_tar = true}));
+}
+
+// Every program in tests/wasm/conformance is run by a test above.
+TEST_F(WasiConformanceTest, EveryProgramIsCovered) {
+  const std::set<std::string> covered = {"files",  "stat",    "dirs",          "links",     "readonly", "clocks",
+                                         "random", "args_env", "stdin",        "exit",      "sockets",
+                                         "sockets_import",     "fd_errors",     "escapes"};
+  std::set<std::string> found;
+  for (const auto& entry : fs::directory_iterator(kPrograms)) {
+    if (entry.path().extension() == ".c") found.insert(entry.path().stem().string());
+  }
+  EXPECT_EQ(found, covered);
+}
+
+}  // namespace
+}  // namespace airlock
