@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <iostream>
 
 #include "base/self_exe.h"
 
@@ -22,7 +23,7 @@ StatusOr<config::Config> LoadConfigOrDefault(const std::string& config_path) {
   return config::LoadConfig(config_path);
 }
 
-StatusOr<LocalRuntime> MakeLocalRuntime(const config::Config& config, bool allow_degraded) {
+StatusOr<LocalRuntime> MakeLocalRuntime(const config::Config& config, bool allow_degraded, bool pooled) {
   LocalRuntime rt;
   jail::HostOptions host_options;
   host_options.allow_degraded = allow_degraded;
@@ -57,6 +58,23 @@ StatusOr<LocalRuntime> MakeLocalRuntime(const config::Config& config, bool allow
     languages.push_back(std::move(spec));
   }
   AIRLOCK_ASSIGN_OR_RETURN(rt.executor, runtimes::LocalExecutor::Create(*rt.host, limits, std::move(languages)));
+  if (pooled && config.pool.enabled) {
+    const config::PoolConfig& p = config.pool;
+    rt.executor->EnablePool({.max_per_shape = p.max_per_language,
+                             .min_per_shape = p.min_per_language,
+                             .max_total = p.max_total,
+                             .idle_after = std::chrono::seconds(p.idle_seconds)},
+                            p.warm);
+  }
+  if (pooled && config.build_cache.enabled) {
+    StatusOr<std::unique_ptr<runtimes::BuildCache>> cache =
+        runtimes::BuildCache::Open({.dir = config.BuildCacheDir(), .max_bytes = config.build_cache.max_mb << 20});
+    if (cache.ok()) {
+      rt.executor->EnableBuildCache(std::move(*cache));
+    } else {  // runs still work, every compile is fresh
+      std::cerr << "airlock runner: warning: no build cache: " << cache.status().message() << "\n";
+    }
+  }
   return rt;
 }
 

@@ -22,7 +22,9 @@ struct LocalRuntime {
 // Loads `config_path` (empty: embedded defaults).
 StatusOr<config::Config> LoadConfigOrDefault(const std::string& config_path);
 
-StatusOr<LocalRuntime> MakeLocalRuntime(const config::Config& config, bool allow_degraded);
+// `pooled`: take jails from a pool per config.pool (the long-lived runner of
+// `airlock serve`; a one-shot command gains nothing from one).
+StatusOr<LocalRuntime> MakeLocalRuntime(const config::Config& config, bool allow_degraded, bool pooled = false);
 
 }  // namespace airlock::cli
 

@@ -213,7 +213,7 @@ int RunnerCommand(int channel_fd, const std::string& config_path, bool allow_deg
     std::cerr << "airlock runner: " << cfg.status().message() << "\n";
     return 2;
   }
-  StatusOr<LocalRuntime> rt = MakeLocalRuntime(*cfg, allow_degraded);
+  StatusOr<LocalRuntime> rt = MakeLocalRuntime(*cfg, allow_degraded, /*pooled=*/true);
   if (!rt.ok()) {
     std::cerr << "airlock runner: cannot run code on this host: " << rt.status().message() << "\n";
     return 3;

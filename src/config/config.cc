@@ -179,12 +179,16 @@ std::string Config::AuditDbPath() const { return audit.path.empty() ? ResolvedSt
 
 std::string Config::CodeToolsDbPath() const { return ResolvedStateDir() + "/codetools.db"; }
 
+std::string Config::BuildCacheDir() const {
+  return build_cache.dir.empty() ? ResolvedStateDir() + "/build-cache" : build_cache.dir;
+}
+
 Config DefaultConfig() { return Config{}; }
 
 StatusOr<Config> ConfigFromJson(const json& j) {
   Config c = DefaultConfig();
   ObjectReader root(j, "config");
-  AIRLOCK_RETURN_IF_ERROR(root.Check({"$schema", "server", "limits", "languages", "mcpServers",
+  AIRLOCK_RETURN_IF_ERROR(root.Check({"$schema", "server", "limits", "languages", "pool", "build_cache", "mcpServers",
                                       "endpoints", "roles", "access", "codeMode", "audit"}));
   AIRLOCK_RETURN_IF_ERROR(ReadServer(root.Child("server"), &c.server));
   AIRLOCK_RETURN_IF_ERROR(ReadLimits(root.Child("limits"), &c.limits));
@@ -194,6 +198,26 @@ StatusOr<Config> ConfigFromJson(const json& j) {
   AIRLOCK_RETURN_IF_ERROR(langs.Str("default_isolation", &c.languages.default_isolation));
   if (c.languages.default_isolation != "native" && c.languages.default_isolation != "wasm") {
     return InvalidArgument("config.languages.default_isolation: expected \"native\" or \"wasm\"");
+  }
+  ObjectReader pool = root.Child("pool");
+  AIRLOCK_RETURN_IF_ERROR(
+      pool.Check({"enabled", "max_per_language", "min_per_language", "max_total", "idle_seconds", "warm"}));
+  AIRLOCK_RETURN_IF_ERROR(pool.Bool("enabled", &c.pool.enabled));
+  AIRLOCK_RETURN_IF_ERROR(pool.U64("max_per_language", &c.pool.max_per_language, 1, 64));
+  AIRLOCK_RETURN_IF_ERROR(pool.U64("min_per_language", &c.pool.min_per_language, 0, 64));
+  AIRLOCK_RETURN_IF_ERROR(pool.U64("max_total", &c.pool.max_total, 1, 1024));
+  AIRLOCK_RETURN_IF_ERROR(pool.U64("idle_seconds", &c.pool.idle_seconds, 1, 86400));
+  AIRLOCK_RETURN_IF_ERROR(pool.StrList("warm", &c.pool.warm));
+  if (c.pool.min_per_language > c.pool.max_per_language) {
+    return InvalidArgument("config.pool.min_per_language: exceeds max_per_language");
+  }
+  ObjectReader bc = root.Child("build_cache");
+  AIRLOCK_RETURN_IF_ERROR(bc.Check({"enabled", "max_mb", "dir"}));
+  AIRLOCK_RETURN_IF_ERROR(bc.Bool("enabled", &c.build_cache.enabled));
+  AIRLOCK_RETURN_IF_ERROR(bc.U64("max_mb", &c.build_cache.max_mb, 1, 1u << 20));
+  AIRLOCK_RETURN_IF_ERROR(bc.Str("dir", &c.build_cache.dir));
+  if (!c.build_cache.dir.empty() && c.build_cache.dir.front() != '/') {
+    return InvalidArgument("config.build_cache.dir: expected an absolute path");
   }
   ObjectReader audit = root.Child("audit");
   AIRLOCK_RETURN_IF_ERROR(audit.Check({"enabled", "path", "fail_closed"}));
@@ -267,6 +291,15 @@ json ConfigToJson(const Config& c) {
         {"max_file_bytes", l.max_file_bytes},
         {"max_total_file_bytes", l.max_total_file_bytes}}},
       {"languages", {{"enabled", c.languages.enabled}, {"default_isolation", c.languages.default_isolation}}},
+      {"pool",
+       {{"enabled", c.pool.enabled},
+        {"max_per_language", c.pool.max_per_language},
+        {"min_per_language", c.pool.min_per_language},
+        {"max_total", c.pool.max_total},
+        {"idle_seconds", c.pool.idle_seconds},
+        {"warm", c.pool.warm}}},
+      {"build_cache",
+       {{"enabled", c.build_cache.enabled}, {"max_mb", c.build_cache.max_mb}, {"dir", c.build_cache.dir}}},
   };
   if (!c.mcp_servers.is_null()) out["mcpServers"] = c.mcp_servers;
   if (!c.endpoints.is_null()) out["endpoints"] = c.endpoints;
@@ -311,6 +344,15 @@ json ConfigSchemaDoc() {
       {"languages.enabled", "string[]", "Languages offered to clients; empty = all installed."},
       {"languages.default_isolation", "string",
        "Tier for runs that name none: \"native\" (default) or \"wasm\"; a language without it uses its other tier."},
+      {"pool.enabled", "boolean", "Keep jails created ahead of time in `airlock serve`'s runner (default true)."},
+      {"pool.max_per_language", "integer", "Most ready jails per language, tier and limits (default 4)."},
+      {"pool.min_per_language", "integer", "Ready jails kept when idle, once a language was used (default 1; 0 drains)."},
+      {"pool.max_total", "integer", "Most ready jails in all (default 16)."},
+      {"pool.idle_seconds", "integer", "Each idle period without a run lowers a language's target by one (default 300)."},
+      {"pool.warm", "string[]", "Languages warmed at start-up (default [\"python\"])."},
+      {"build_cache.enabled", "boolean", "Keep compiled programs by content in `airlock serve`'s runner (default true)."},
+      {"build_cache.max_mb", "integer", "Disk bound of the build cache; least recently used entries go first (256)."},
+      {"build_cache.dir", "string", "Where it lives (absolute; default <state dir>/build-cache, mode 0700)."},
       {"mcpServers", "object",
        "Downstream MCP servers (code mode's connectors): \"name\": {\"command\",\"args\",\"env\"} for stdio or "
        "{\"url\",\"headers\"} for Streamable HTTP, plus airlock's own keys (see docs/codemode.md)."},

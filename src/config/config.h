@@ -67,6 +67,27 @@ struct LimitsConfig {
   uint64_t max_total_file_bytes = 32u << 20;
 };
 
+// "pool": jails created ahead of time by the runner of `airlock serve`
+// (runtimes/jail_pool.h). A pooled jail is built exactly as a cold one and
+// used once; only the moment of creation moves off the request path.
+struct PoolConfig {
+  bool enabled = true;
+  uint64_t max_per_language = 4;  // ready jails per language, tier and limits
+  uint64_t min_per_language = 1;  // kept when idle once used; 0: drain to nothing
+  uint64_t max_total = 16;        // ready jails in all
+  uint64_t idle_seconds = 300;    // each idle period lowers a language's target by one
+  std::vector<std::string> warm = {"python"};  // warmed at start-up, before the first run
+};
+
+// "build_cache": compiled programs (C, C++, TypeScript; both tiers) kept on
+// disk by content (runtimes/build_cache.h), so the same program with the
+// same input files is not compiled twice by `airlock serve`'s runner.
+struct BuildCacheConfig {
+  bool enabled = true;
+  uint64_t max_mb = 256;  // least recently used entries are evicted past it
+  std::string dir;        // empty: <state dir>/build-cache
+};
+
 struct LanguagesConfig {
   std::vector<std::string> enabled;  // empty: every installed language
   // The isolation tier a run gets when it names none: "native" or "wasm".
@@ -79,6 +100,8 @@ struct Config {
   ServerConfig server;
   LimitsConfig limits;
   LanguagesConfig languages;
+  PoolConfig pool;
+  BuildCacheConfig build_cache;
   // Reserved for later features; stored verbatim (null when absent).
   nlohmann::json mcp_servers;  // "mcpServers"
   nlohmann::json endpoints;    // "endpoints"
@@ -98,6 +121,8 @@ struct Config {
   std::string AuditDbPath() const;
   // <state dir>/codetools.db: stored code tools and their approvals.
   std::string CodeToolsDbPath() const;
+  // build_cache.dir, or <state dir>/build-cache.
+  std::string BuildCacheDir() const;
 };
 
 Config DefaultConfig();

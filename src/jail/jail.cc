@@ -247,7 +247,9 @@ ExecResult Jail::Exec(const ExecRequest& request, CancelToken* cancel) {
   const Limits& lim = request.limits;
   const uint64_t cpu_s = lim.cpu_ms ? (lim.cpu_ms + 999) / 1000 : (lim.wall_ms + 999) / 1000 + 1;
   json files = json::array();
-  for (const auto& f : request.files) files.push_back({{"name", f.name}, {"content_b64", Base64Encode(f.content)}});
+  for (const auto& f : request.files) {
+    files.push_back({{"name", f.name}, {"content_b64", Base64Encode(f.content)}, {"executable", f.executable}});
+  }
   std::string bpf(reinterpret_cast<const char*>(request.seccomp->instructions.data()),
                   request.seccomp->instructions.size() * sizeof(sock_filter));
   json msg = {{"type", "exec"},

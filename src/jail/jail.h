@@ -66,6 +66,7 @@ struct JailConfig {
 struct FileEntry {
   std::string name;     // relative to /work
   std::string content;  // bytes
+  bool executable = false;  // mode 0755 instead of 0644 (a cached build's binary)
 };
 
 // One program to run in the jail.

@@ -17,6 +17,10 @@ namespace airlock::runtimes {
 struct CompileStep {
   std::vector<std::string> argv;  // runs in /work with the source file present
   uint64_t timeout_ms = 30'000;
+  // The file the step produces in /work (what the run needs), for the build
+  // cache (build_cache.h); empty: never cached.
+  std::string artifact;
+  bool artifact_executable = false;
 };
 
 struct LanguageSpec {

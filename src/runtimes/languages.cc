@@ -37,7 +37,7 @@ std::vector<LanguageSpec> BuiltinLanguages() {
   ts.version_argv = {"/usr/bin/esbuild", "--version"};
   ts.compile = CompileStep{{"/usr/bin/esbuild", "main.ts", "--outfile=main.js", "--format=cjs",
                             "--platform=node", "--log-level=warning"},
-                           20'000};
+                           20'000, "main.js"};
   ts.run_argv = {"/usr/bin/node", "main.js"};
   ts.notes = "type annotations are stripped by esbuild (no type checking), then run on Node.js";
   all.push_back(ts);
@@ -47,7 +47,8 @@ std::vector<LanguageSpec> BuiltinLanguages() {
   c.display_name = "C (gcc)";
   c.source_file = "main.c";
   c.version_argv = {"/usr/bin/gcc", "-dumpfullversion"};
-  c.compile = CompileStep{{"/usr/bin/gcc", "-O2", "-std=gnu17", "-Wall", "-o", "main", "main.c", "-lm"}, 30'000};
+  c.compile = CompileStep{
+      {"/usr/bin/gcc", "-O2", "-std=gnu17", "-Wall", "-o", "main", "main.c", "-lm"}, 30'000, "main", true};
   c.run_argv = {"/work/main"};
   c.default_memory_mb = 512;
   c.notes = "gcc -O2 -std=gnu17 -lm";
@@ -58,7 +59,8 @@ std::vector<LanguageSpec> BuiltinLanguages() {
   cpp.display_name = "C++ (g++)";
   cpp.source_file = "main.cpp";
   cpp.version_argv = {"/usr/bin/g++", "-dumpfullversion"};
-  cpp.compile = CompileStep{{"/usr/bin/g++", "-O2", "-std=gnu++20", "-Wall", "-o", "main", "main.cpp"}, 45'000};
+  cpp.compile = CompileStep{
+      {"/usr/bin/g++", "-O2", "-std=gnu++20", "-Wall", "-o", "main", "main.cpp"}, 45'000, "main", true};
   cpp.run_argv = {"/work/main"};
   cpp.default_memory_mb = 512;
   cpp.notes = "g++ -O2 -std=gnu++20";

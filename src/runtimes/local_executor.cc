@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 #include <set>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 
 #include "jail/init/files.h"
 #include "runtimes/bridge_relay.h"
@@ -73,6 +75,65 @@ std::vector<std::string> ExpandRunArgv(std::vector<std::string> argv, uint64_t t
 // Extra wall-clock time the jail allows a code-mode program beyond its own
 // deadline, so the engine's clean timeout error wins the race.
 constexpr uint64_t kCodeModeGraceMs = 500;
+
+// A cache entry: the compiler's diagnostics (returned on every hit, so
+// warnings are not lost) and the artifact. "AB1" + 8-byte little-endian
+// diagnostics length + diagnostics + artifact.
+struct CachedBuild {
+  std::string diagnostics;
+  std::string artifact;
+};
+
+std::string EncodeBuild(const std::string& diagnostics, const std::string& artifact) {
+  std::string out = "AB1";
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((diagnostics.size() >> (8 * i)) & 0xff));
+  return out + diagnostics + artifact;
+}
+
+std::optional<CachedBuild> DecodeBuild(const std::string& blob) {
+  if (blob.size() < 11 || blob.compare(0, 3, "AB1") != 0) return std::nullopt;
+  uint64_t n = 0;
+  for (int i = 0; i < 8; ++i) n |= static_cast<uint64_t>(static_cast<unsigned char>(blob[3 + i])) << (8 * i);
+  if (n > blob.size() - 11) return std::nullopt;
+  return CachedBuild{blob.substr(11, n), blob.substr(11 + n)};
+}
+
+// What identifies the toolchain a compile step uses: the compiler binary
+// (size, mtime) and the package database's mtime, so that any package
+// change (compiler, system headers, libraries) gives new keys.
+std::string ToolchainIdentity(const std::string& compiler) {
+  std::string id;
+  for (const std::string& path : {compiler, std::string("/var/lib/dpkg/status")}) {
+    struct stat st{};
+    if (stat(path.c_str(), &st) != 0) return "";
+    id += path + ":" + std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "." +
+          std::to_string(st.st_mtim.tv_nsec) + ";";
+  }
+  return id;
+}
+
+// The jail a run of `spec` gets; pooled and cold jails come from this alone.
+jail::JailConfig JailConfigFor(const LanguageSpec& spec, uint64_t memory_mb, uint64_t workdir_bytes) {
+  jail::JailConfig config;
+  config.binds = spec.binds;
+  config.limits.memory_bytes = memory_mb << 20;
+  config.limits.max_pids = spec.max_pids;
+  config.limits.workdir_bytes = workdir_bytes;
+  return config;
+}
+
+// Everything in the JailConfig, so that a pooled jail only ever serves a run
+// whose jail would have been built identically.
+std::string ShapeKey(const LanguageSpec& spec, const jail::JailConfig& c) {
+  std::string key = spec.name + "/" + spec.isolation + (spec.code_mode ? "/code" : "") + "/m" +
+                    std::to_string(c.limits.memory_bytes) + "/p" + std::to_string(c.limits.max_pids) + "/w" +
+                    std::to_string(c.limits.workdir_bytes) + "/i" + std::to_string(c.limits.workdir_inodes) + "/c" +
+                    std::to_string(c.limits.cpu_quota_percent) + "/" + c.hostname;
+  for (const jail::BindMount& b : c.binds) {
+    key += "|" + b.path + (b.optional ? "?" : "!") + ">" + b.target;
+  }
+  return key;
+}
 
 }  // namespace
 
@@ -199,6 +260,15 @@ RunResult LocalExecutor::Run(const RunRequest& request, const ProgressFn& progre
                    request.code_mode ? bridge : nullptr);
 }
 
+void LocalExecutor::EnablePool(const JailPoolOptions& options, const std::vector<std::string>& warm) {
+  pool_ = std::make_unique<JailPool>(*host_, options);
+  for (const LanguageSpec& spec : languages_) {
+    if (spec.code_mode || std::find(warm.begin(), warm.end(), spec.name) == warm.end()) continue;
+    const jail::JailConfig config = JailConfigFor(spec, spec.default_memory_mb, limits_.workdir_bytes);
+    pool_->Warm(ShapeKey(spec, config), config);
+  }
+}
+
 RunResult LocalExecutor::RunInJail(const LanguageSpec& spec, const RunRequest& request, const ProgressFn& progress,
                                    CancelToken& cancel, BridgeHandler* bridge) {
   auto report = [&](RunPhase p) {
@@ -208,12 +278,10 @@ RunResult LocalExecutor::RunInJail(const LanguageSpec& spec, const RunRequest& r
   const uint64_t memory_mb = request.memory_mb ? request.memory_mb : spec.default_memory_mb;
 
   report(RunPhase::kStarting);
-  jail::JailConfig config;
-  config.binds = spec.binds;
-  config.limits.memory_bytes = memory_mb << 20;
-  config.limits.max_pids = spec.max_pids;
-  config.limits.workdir_bytes = limits_.workdir_bytes;
-  StatusOr<std::unique_ptr<jail::Jail>> jail = jail::Jail::Create(*host_, config);
+  const jail::JailConfig config = JailConfigFor(spec, memory_mb, limits_.workdir_bytes);
+  std::unique_ptr<jail::Jail> pooled = pool_ ? pool_->Take(ShapeKey(spec, config), config) : nullptr;
+  StatusOr<std::unique_ptr<jail::Jail>> jail =
+      pooled ? StatusOr<std::unique_ptr<jail::Jail>>(std::move(pooled)) : jail::Jail::Create(*host_, config);
   if (!jail.ok()) {
     return InternalErrorResult(spec.name, "jail_setup_failed", "could not create the jail: " + jail.status().message());
   }
@@ -234,15 +302,38 @@ RunResult LocalExecutor::RunInJail(const LanguageSpec& spec, const RunRequest& r
   for (const auto& f : request.files) base.files.push_back({f.name, f.content});
 
   std::optional<jail::ExecResult> compiled;
+  std::optional<CachedBuild> cached;
   if (spec.compile) {
     report(RunPhase::kCompiling);
-    jail::ExecRequest compile = base;
-    compile.argv = spec.compile->argv;
-    compile.limits.wall_ms = spec.compile->timeout_ms;
-    compiled = (*jail)->Exec(compile, &cancel);
-    base.files.clear();  // already in /work
-    if (!(compiled->outcome == jail::ExecResult::Outcome::kExited && compiled->exit_code == 0)) {
-      return MapCompileFailure(spec.name, *compiled, memory_mb);
+    const std::string toolchain = build_cache_ != nullptr && build_cache_->enabled() && !spec.compile->artifact.empty()
+                                      ? ToolchainIdentity(spec.compile->argv[0])
+                                      : "";
+    const bool cacheable = !toolchain.empty();  // unknown toolchain: never cached
+    std::string key;
+    if (cacheable) {
+      BuildKeyInput in{.language = spec.name, .isolation = spec.isolation, .compile_argv = spec.compile->argv,
+                       .compiler_version = toolchain, .files = {}};
+      for (const jail::FileEntry& f : base.files) in.files.emplace_back(f.name, f.content);
+      key = BuildKey(in);
+      if (std::optional<std::string> blob = build_cache_->Get(key)) cached = DecodeBuild(*blob);
+    }
+    if (cached) {
+      base.files.push_back({spec.compile->artifact, cached->artifact, spec.compile->artifact_executable});
+    } else {
+      jail::ExecRequest compile = base;
+      compile.argv = spec.compile->argv;
+      compile.limits.wall_ms = spec.compile->timeout_ms;
+      if (cacheable) compile.output_globs = {spec.compile->artifact};
+      compiled = (*jail)->Exec(compile, &cancel);
+      base.files.clear();  // already in /work
+      if (!(compiled->outcome == jail::ExecResult::Outcome::kExited && compiled->exit_code == 0)) {
+        return MapCompileFailure(spec.name, *compiled, memory_mb);
+      }
+      for (const jail::CollectedFile& f : compiled->files) {
+        if (cacheable && f.name == spec.compile->artifact && !f.truncated) {
+          (void)build_cache_->Put(key, EncodeBuild(compiled->stdout_data + compiled->stderr_data, f.content));
+        }
+      }
     }
   }
 
@@ -290,6 +381,8 @@ RunResult LocalExecutor::RunInJail(const LanguageSpec& spec, const RunRequest& r
   if (compiled) {
     result.compile_output = compiled->stdout_data + compiled->stderr_data;
     result.compile_ms = compiled->wall_ms;
+  } else if (cached) {
+    result.compile_output = cached->diagnostics;  // compile_ms stays 0: nothing was compiled
   }
   return result;
 }

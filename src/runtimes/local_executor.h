@@ -15,7 +15,9 @@
 #include <mutex>
 
 #include "jail/host.h"
+#include "runtimes/build_cache.h"
 #include "runtimes/code_executor.h"
+#include "runtimes/jail_pool.h"
 #include "runtimes/language.h"
 
 namespace airlock::runtimes {
@@ -46,6 +48,20 @@ class LocalExecutor : public CodeExecutor {
   const LanguageSpec* Find(const std::string& name, bool code_mode = false,
                            const std::string& isolation = "native") const;
 
+  // From now on runs take pre-created jails from a pool (jail_pool.h) when
+  // one of their exact shape is ready, else create one as before. The
+  // languages in `warm` (both tiers) are warmed at their default limits now.
+  void EnablePool(const JailPoolOptions& options, const std::vector<std::string>& warm);
+  // Null when no pool is enabled.
+  const JailPool* pool() const { return pool_.get(); }
+
+  // From now on compile steps with an artifact (C, C++, TypeScript; both
+  // tiers) are looked up in `cache` first: a hit writes the stored artifact
+  // to /work and skips the compiler (compile_output is the stored
+  // diagnostics, compile_ms 0); a successful compile is stored.
+  void EnableBuildCache(std::unique_ptr<BuildCache> cache) { build_cache_ = std::move(cache); }
+  const BuildCache* build_cache() const { return build_cache_.get(); }
+
  private:
   LocalExecutor() = default;
   static std::pair<bool, bool> PolicyKey(const jail::SeccompOptions& o);
@@ -57,6 +73,8 @@ class LocalExecutor : public CodeExecutor {
   std::vector<LanguageSpec> languages_;  // installed ones only
   // Compiled once per distinct set of seccomp options; languages share them.
   std::map<std::pair<bool, bool>, jail::BpfProgram> policies_;
+  std::unique_ptr<BuildCache> build_cache_;
+  std::unique_ptr<JailPool> pool_;  // before nothing that uses it; destroyed first
   std::mutex versions_mu_;
   std::map<std::string, std::string> versions_;
 };

@@ -65,7 +65,7 @@ std::vector<LanguageSpec> WasmTierLanguages(const std::string& airlock_js_path, 
   c.version_argv = {"/usr/bin/clang-16", "--version"};
   c.compile = CompileStep{{"/usr/bin/clang-16", "--target=wasm32-wasi", "--sysroot=/usr", "-O2", "-Wall", "-o",
                            "main.wasm", "main.c", "-lm"},
-                          30'000};
+                          30'000, "main.wasm"};
   c.run_argv = run;
   c.binds = js.binds;
   c.max_pids = 16;
@@ -84,7 +84,7 @@ std::vector<LanguageSpec> WasmTierLanguages(const std::string& airlock_js_path, 
   cpp.compile = CompileStep{{"/usr/bin/clang++-16", "--target=wasm32-wasi", "--sysroot=/usr", "-O2", "-Wall",
                              "-std=c++20", "-nostdinc++", "-isystem", "/usr/lib/llvm-16/include/wasm32-wasi/c++/v1",
                              "-fno-exceptions", "-L/usr/lib/llvm-16/lib/wasm32-wasi", "-o", "main.wasm", "main.cpp"},
-                            45'000};
+                            45'000, "main.wasm"};
   cpp.notes = "clang++-16 --target=wasm32-wasi -O2 -std=c++20, libc++ without exceptions; runs in the engine";
   all.push_back(cpp);
 

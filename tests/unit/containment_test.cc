@@ -16,69 +16,39 @@
 #include "jail/host.h"
 #include "runtimes/local_executor.h"
 #include "selftest/attack_files.h"
+#include "containment_env.h"
 
 namespace airlock::selftest {
 namespace {
 
 // One jail host, executor and bait for the whole binary: creating them per
 // case would dominate the runtime.
-class ContainmentEnv {
+class SharedEnv {
  public:
   static ContainmentEnv& Get() {
-    if (instance() == nullptr) instance().reset(new ContainmentEnv());
+    if (instance() == nullptr) instance() = std::make_unique<ContainmentEnv>();
     return *instance();
   }
   // Removes the planted secret and destroys the jail host (end of the run).
   static void Destroy() { instance().reset(); }
-  runtimes::LocalExecutor* executor() { return executor_.get(); }
-  HostBait* bait() { return bait_.get(); }
-  const std::string& error() const { return error_; }
 
  private:
-  ContainmentEnv() {
-    // The bait (and its environment variable) exists before the executor.
-    auto bait = HostBait::Create();
-    if (!bait.ok()) {
-      error_ = "bait: " + bait.status().ToString();
-      return;
-    }
-    bait_ = std::move(bait).value();
-    jail::HostOptions opts;
-    opts.init_path = std::string(AIRLOCK_BINARY_DIR) + "/airlock-init";
-    auto host = jail::JailHost::Create(opts);
-    if (!host.ok()) {
-      error_ = "jail host: " + host.status().ToString();
-      return;
-    }
-    host_ = std::move(host).value();
-    auto executor = runtimes::LocalExecutor::Create(*host_);
-    if (!executor.ok()) {
-      error_ = "executor: " + executor.status().ToString();
-      return;
-    }
-    executor_ = std::move(executor).value();
-  }
   static std::unique_ptr<ContainmentEnv>& instance() {
     static std::unique_ptr<ContainmentEnv> env;
     return env;
   }
-  // Destruction order: executor, host, then the bait.
-  std::unique_ptr<HostBait> bait_;
-  std::unique_ptr<jail::JailHost> host_;
-  std::unique_ptr<runtimes::LocalExecutor> executor_;
-  std::string error_;
 };
 
 class ContainmentCleanup : public ::testing::Environment {
  public:
-  void TearDown() override { ContainmentEnv::Destroy(); }
+  void TearDown() override { SharedEnv::Destroy(); }
 };
 ::testing::Environment* const kContainmentCleanup = ::testing::AddGlobalTestEnvironment(new ContainmentCleanup);
 
 class ContainmentCaseTest : public ::testing::TestWithParam<SelftestCase> {};
 
 TEST_P(ContainmentCaseTest, Holds) {
-  ContainmentEnv& env = ContainmentEnv::Get();
+  ContainmentEnv& env = SharedEnv::Get();
   ASSERT_TRUE(env.error().empty()) << env.error();
   const SelftestCase& c = GetParam();
   const CaseOutcome o = RunContainmentCase(*env.executor(), c, *env.bait());
@@ -203,7 +173,7 @@ TEST(ContainmentJudgeTest, NoticesHostListenerContact) {
 // Runs the suite runner itself (2 in flight) over the cases that stress the
 // host most, and checks the host is intact afterwards and the table is sane.
 TEST(ContainmentSuiteTest, LeavesHostIntact) {
-  ContainmentEnv& env = ContainmentEnv::Get();
+  ContainmentEnv& env = SharedEnv::Get();
   ASSERT_TRUE(env.error().empty()) << env.error();
   SelftestOptions opts;
   opts.only = {"fork_bomb_c", "fork_bomb_classic", "memory_bomb_python", "disk_fill_c", "orphan_python",

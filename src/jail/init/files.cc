@@ -60,7 +60,7 @@ Status WriteInputFiles(int dir_fd, const std::vector<FileEntry>& files) {
         return ErrnoError("mkdir " + parent);
       }
     }
-    UniqueFd fd(OpenBeneath(dir_fd, f.name, O_WRONLY | O_CREAT | O_TRUNC, 0644));
+    UniqueFd fd(OpenBeneath(dir_fd, f.name, O_WRONLY | O_CREAT | O_TRUNC, f.executable ? 0755 : 0644));
     if (!fd) return ErrnoError("create " + f.name);
     size_t off = 0;
     while (off < f.content.size()) {

@@ -78,6 +78,7 @@ json Exec(ChannelMessage& msg, const FsSetup& fs) {
     for (const auto& f : m["files"]) {
       FileEntry e;
       e.name = f.value("name", "");
+      e.executable = f.value("executable", false);
       if (!Base64Decode(f.value("content_b64", ""), &e.content)) {
         reply["exec_error"] = "bad input file encoding: " + e.name;
         return reply;

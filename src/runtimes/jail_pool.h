@@ -1,0 +1,102 @@
+// JailPool: jails created ahead of time, so a run does not wait for
+// namespaces, the cgroup and the filesystem to be built.
+//
+// A pooled jail is exactly a cold one: the same JailConfig (binds, memory,
+// pids, work dir size) made by the same Jail::Create, never used before, and
+// used once — the executor destroys it after its run like any other. Only
+// the moment of creation differs. Jails are grouped by "shape", a key the
+// caller derives from everything in the JailConfig (the executor uses the
+// language, tier and limits), so a jail is never handed to a run whose
+// limits differ from those it was built with.
+//
+//   JailPool pool(host, {.max_per_shape = 4, .min_per_shape = 1});
+//   std::unique_ptr<jail::Jail> j = pool.Take(key, config);   // nullptr: miss
+//   if (!j) j = jail::Jail::Create(host, config).value();
+//
+// Sizing: each shape has a target between min_per_shape and max_per_shape.
+// A miss (demand the pool did not meet) raises it by one; every idle_after
+// without a Take lowers it by one, down to min_per_shape (0: the shape drains
+// completely when idle). One background thread refills shapes below their
+// target, creating one jail at a time, never more than max_total in all.
+// The destructor stops the thread and destroys every ready jail.
+#ifndef AIRLOCK_RUNTIMES_JAIL_POOL_H_
+#define AIRLOCK_RUNTIMES_JAIL_POOL_H_
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "jail/host.h"
+#include "jail/jail.h"
+
+namespace airlock::runtimes {
+
+struct JailPoolOptions {
+  size_t max_per_shape = 4;
+  size_t min_per_shape = 1;
+  size_t max_total = 16;
+  std::chrono::milliseconds idle_after{60'000};
+};
+
+class JailPool {
+ public:
+  struct Stats {
+    uint64_t hits = 0;
+    uint64_t misses = 0;
+    uint64_t created = 0;
+    uint64_t create_failures = 0;
+    size_t ready = 0;
+  };
+
+  // `host` must outlive the pool. Starts the refill thread.
+  JailPool(jail::JailHost& host, JailPoolOptions options);
+  ~JailPool();
+  JailPool(const JailPool&) = delete;
+  JailPool& operator=(const JailPool&) = delete;
+
+  // A ready jail of shape `key`, or nullptr (the caller creates one). The
+  // first Take of a key registers the shape with `config`; a key must always
+  // come with the same config.
+  std::unique_ptr<jail::Jail> Take(const std::string& key, const jail::JailConfig& config);
+
+  // Registers a shape and keeps at least min_per_shape of it ready from now
+  // on (warming at start-up, before the first run asks).
+  void Warm(const std::string& key, const jail::JailConfig& config);
+
+  Stats stats() const;
+
+ private:
+  struct Shape {
+    jail::JailConfig config;
+    std::deque<std::unique_ptr<jail::Jail>> ready;
+    size_t target = 0;
+    std::chrono::steady_clock::time_point last_take;
+  };
+
+  Shape& ShapeOf(const std::string& key, const jail::JailConfig& config);  // mu_ held
+  void RefillLoop();
+  // The key of a shape below target with room left, or "" (mu_ held).
+  std::string NextToFill();
+  void Decay(std::chrono::steady_clock::time_point now);  // mu_ held
+
+  jail::JailHost& host_;
+  const JailPoolOptions options_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<std::string, Shape> shapes_;
+  size_t ready_total_ = 0;
+  size_t creating_ = 0;
+  bool stop_ = false;
+  Stats stats_;
+  std::thread refill_;  // last: started after everything it uses
+};
+
+}  // namespace airlock::runtimes
+
+#endif  // AIRLOCK_RUNTIMES_JAIL_POOL_H_

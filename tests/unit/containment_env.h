@@ -1,0 +1,62 @@
+// A jail host, a local executor and the planted host bait, for test binaries
+// that run the containment suite (containment_test.cc against cold jails,
+// pooled_containment_test.cc against pooled ones). The bait (and its
+// environment variable) exists before the executor, so nothing the executor
+// starts could have missed it.
+#ifndef AIRLOCK_TESTS_UNIT_CONTAINMENT_ENV_H_
+#define AIRLOCK_TESTS_UNIT_CONTAINMENT_ENV_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "jail/host.h"
+#include "runtimes/jail_pool.h"
+#include "runtimes/local_executor.h"
+#include "selftest/host_bait.h"
+
+namespace airlock::selftest {
+
+class ContainmentEnv {
+ public:
+  // With `pool`, runs take jails from a pool (LocalExecutor::EnablePool).
+  explicit ContainmentEnv(std::optional<runtimes::JailPoolOptions> pool = std::nullopt) {
+    auto bait = HostBait::Create();
+    if (!bait.ok()) {
+      error_ = "bait: " + bait.status().ToString();
+      return;
+    }
+    bait_ = std::move(bait).value();
+    jail::HostOptions opts;
+    opts.init_path = std::string(AIRLOCK_BINARY_DIR) + "/airlock-init";
+    auto host = jail::JailHost::Create(opts);
+    if (!host.ok()) {
+      error_ = "jail host: " + host.status().ToString();
+      return;
+    }
+    host_ = std::move(host).value();
+    auto executor = runtimes::LocalExecutor::Create(*host_);
+    if (!executor.ok()) {
+      error_ = "executor: " + executor.status().ToString();
+      return;
+    }
+    executor_ = std::move(executor).value();
+    if (pool) executor_->EnablePool(*pool, {});
+  }
+
+  runtimes::LocalExecutor* executor() { return executor_.get(); }
+  HostBait* bait() { return bait_.get(); }
+  const std::string& error() const { return error_; }
+
+ private:
+  // Destruction order: executor, host, then the bait.
+  std::unique_ptr<HostBait> bait_;
+  std::unique_ptr<jail::JailHost> host_;
+  std::unique_ptr<runtimes::LocalExecutor> executor_;
+  std::string error_;
+};
+
+}  // namespace airlock::selftest
+
+#endif  // AIRLOCK_TESTS_UNIT_CONTAINMENT_ENV_H_

@@ -1,0 +1,136 @@
+// The containment suite against pooled jails (runtimes/jail_pool.h): every
+// escape attempt, limit and capability case runs in a jail that was created
+// ahead of time and waited in the pool, and must hold exactly as in a cold
+// jail. Each case runs twice: the first run registers its jail shape (and is
+// judged like any run), the second must be served from the pool (a pool hit
+// is asserted) and is judged again. Afterwards, destroying the executor must
+// leave no process, mount or cgroup behind, ready jails included.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "jail/host.h"
+#include "runtimes/local_executor.h"
+#include "selftest/containment_suite.h"
+#include "selftest/host_bait.h"
+#include "selftest/host_snapshot.h"
+#include "containment_env.h"
+
+namespace airlock::selftest {
+namespace {
+
+// Every shape keeps one ready jail once used.
+ContainmentEnv& PooledEnv() {
+  static ContainmentEnv env(runtimes::JailPoolOptions{.max_per_shape = 1, .min_per_shape = 1, .max_total = 64});
+  return env;
+}
+
+// Waits until the pool has created `n` jails in all (the refill after a run).
+bool WaitCreated(const runtimes::JailPool& pool, uint64_t n) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (pool.stats().created < n) {
+    if (std::chrono::steady_clock::now() > end) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
+}
+
+class PooledContainmentTest : public ::testing::TestWithParam<SelftestCase> {};
+
+TEST_P(PooledContainmentTest, HoldsInAPooledJail) {
+  ContainmentEnv& env = PooledEnv();
+  ASSERT_TRUE(env.error().empty()) << env.error();
+  const runtimes::JailPool& pool = *env.executor()->pool();
+  const SelftestCase& c = GetParam();
+
+  const uint64_t created_before = pool.stats().created;
+  const CaseOutcome first = RunContainmentCase(*env.executor(), c, *env.bait());
+  if (first.skipped) GTEST_SKIP() << first.detail;
+  EXPECT_TRUE(first.passed) << "first run: " << first.observed << ": " << first.detail;
+
+  // The shape is registered now; its jail is built in the background.
+  ASSERT_TRUE(WaitCreated(pool, created_before + 1)) << "the pool did not refill";
+  const uint64_t hits_before = pool.stats().hits;
+  const CaseOutcome pooled = RunContainmentCase(*env.executor(), c, *env.bait());
+  // Cases with a follow-up run (a python `print(1)` afterwards) may take a
+  // second pooled jail for it.
+  const bool follow_up = std::find(c.expect.host_checks.begin(), c.expect.host_checks.end(),
+                                   HostCheck::kFollowUpRunWorks) != c.expect.host_checks.end();
+  EXPECT_GE(pool.stats().hits, hits_before + 1) << "the second run was not served from the pool";
+  EXPECT_LE(pool.stats().hits, hits_before + (follow_up ? 2 : 1));
+  EXPECT_TRUE(pooled.passed) << c.name << " (" << c.description << ") in a pooled jail: expected " << pooled.expected
+                             << ", observed " << pooled.observed << ": " << pooled.detail;
+}
+
+INSTANTIATE_TEST_SUITE_P(Pooled, PooledContainmentTest, ::testing::ValuesIn(ContainmentCases()),
+                         [](const ::testing::TestParamInfo<SelftestCase>& info) { return info.param.name; });
+
+TEST(JailPoolLifecycleTest, ReadyJailsAreDestroyedWithThePoolAndNothingIsLeftBehind) {
+  const HostSnapshot before = TakeHostSnapshot();
+  jail::HostOptions opts;
+  opts.init_path = std::string(AIRLOCK_BINARY_DIR) + "/airlock-init";
+  auto host = jail::JailHost::Create(opts);
+  ASSERT_TRUE(host.ok()) << host.status().ToString();
+  {
+    auto executor = runtimes::LocalExecutor::Create(**host);
+    ASSERT_TRUE(executor.ok()) << executor.status().ToString();
+    (*executor)->EnablePool({.max_per_shape = 3, .min_per_shape = 3, .max_total = 8}, {"python", "bash"});
+    ASSERT_TRUE(WaitCreated(*(*executor)->pool(), 6));
+    EXPECT_EQ((*executor)->pool()->stats().ready, 6u);
+    EXPECT_FALSE(LeftBehind(before, TakeHostSnapshot()).empty()) << "six ready jails must be visible (cgroups)";
+
+    // A run takes a ready jail, the pool refills it, and the run's jail is gone afterwards.
+    runtimes::RunRequest req;
+    req.language = "python";
+    req.code = "print(40 + 2)";
+    CancelToken cancel;
+    runtimes::RunResult r = (*executor)->Run(req, nullptr, cancel);
+    EXPECT_EQ(r.status, runtimes::RunStatus::kOk) << r.message << r.stderr_text;
+    EXPECT_EQ(r.stdout_text, "42\n");
+    EXPECT_EQ((*executor)->pool()->stats().hits, 1u);
+    ASSERT_TRUE(WaitCreated(*(*executor)->pool(), 7));
+  }
+  host->reset();
+  std::vector<std::string> left;
+  for (int i = 0; i < 60; ++i) {
+    left = LeftBehind(before, TakeHostSnapshot());
+    if (left.empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE(left.empty()) << left.front();
+}
+
+TEST(JailPoolLifecycleTest, SizesItselfToDemandAndDrainsToZeroWhenIdle) {
+  jail::HostOptions opts;
+  opts.init_path = std::string(AIRLOCK_BINARY_DIR) + "/airlock-init";
+  auto host = jail::JailHost::Create(opts);
+  ASSERT_TRUE(host.ok()) << host.status().ToString();
+  runtimes::JailPool pool(**host, {.max_per_shape = 2, .min_per_shape = 0, .max_total = 4,
+                                   .idle_after = std::chrono::milliseconds(300)});
+  jail::JailConfig config;
+  EXPECT_EQ(pool.Take("k", config), nullptr);  // nothing warm yet: a miss raises the target to 1
+  EXPECT_EQ(pool.Take("k", config), nullptr);  // a second miss: 2 (the maximum)
+  EXPECT_EQ(pool.Take("k", config), nullptr);
+  ASSERT_TRUE(WaitCreated(pool, 2));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(pool.stats().ready, 2u) << "never more than max_per_shape";
+  std::unique_ptr<jail::Jail> j = pool.Take("k", config);
+  ASSERT_NE(j, nullptr);
+  EXPECT_TRUE(j->alive());
+  j.reset();
+  // Idle: the target falls by one per idle period, down to zero.
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+  while (pool.stats().ready > 0 && std::chrono::steady_clock::now() < end) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(pool.stats().ready, 0u);
+  EXPECT_EQ(pool.stats().misses, 3u);
+  EXPECT_EQ(pool.stats().hits, 1u);
+}
+
+}  // namespace
+}  // namespace airlock::selftest
