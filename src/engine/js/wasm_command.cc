@@ -199,6 +199,12 @@ std::unique_ptr<WasmInstance> WasmInstance::Create(JsEngine& engine, std::string
   return instance;
 }
 
+namespace {
+
+bool IsFunction(JS::HandleValue v) { return v.isObject() && JS_ObjectIsFunction(&v.toObject()); }
+
+}  // namespace
+
 bool WasmInstance::HasFunction(const char* name) {
   JSContext* cx = engine_.cx();
   JS::RootedValue f(cx);
@@ -206,7 +212,7 @@ bool WasmInstance::HasFunction(const char* name) {
     JS_ClearPendingException(cx);
     return false;
   }
-  return f.isObject() && JS_ObjectIsFunction(&f.toObject());
+  return IsFunction(f);
 }
 
 std::span<uint8_t> WasmInstance::Memory() { return CurrentMemory(engine_.cx(), *state_); }
@@ -214,14 +220,14 @@ std::span<uint8_t> WasmInstance::Memory() { return CurrentMemory(engine_.cx(), *
 WasmOutcome WasmInstance::Call(const char* name, std::span<const int32_t> args, int32_t* result) {
   JSContext* cx = engine_.cx();
   if (result != nullptr) *result = 0;
-  if (!HasFunction(name)) {
+  JS::RootedValue f(cx);
+  if (!JS_GetProperty(cx, state_->exports, name, &f)) return Failure(engine_, WasmOutcome::Kind::kError);
+  if (!IsFunction(f)) {
     WasmOutcome out;
     out.kind = WasmOutcome::Kind::kInvalid;
     out.message = std::string("the module exports no function \"") + name + "\"";
     return out;
   }
-  JS::RootedValue f(cx);
-  if (!JS_GetProperty(cx, state_->exports, name, &f)) return Failure(engine_, WasmOutcome::Kind::kError);
   JS::RootedValueVector argv(cx);
   for (int32_t a : args) {
     if (!argv.append(JS::Int32Value(a))) return Failure(engine_, WasmOutcome::Kind::kError);
