@@ -268,6 +268,14 @@ function treeRssKiB(root) {
 }
 
 // A pool, if the server reports one anywhere in list_languages' result or its
+// Busy CPU time of the whole machine so far, in ms (/proc/stat: all but
+// idle and iowait; USER_HZ 100).
+function machineBusyMs() {
+  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+  const [user, nice, system, idle, iowait, irq, softirq, steal] = f;
+  return (user + nice + system + irq + softirq + (steal || 0)) * 10;
+}
+
 // initialize answer (a key named like "pool" or "warm"); null otherwise.
 function findPool(obj, where) {
   if (!obj || typeof obj !== 'object') return null;
@@ -410,13 +418,23 @@ try {
     const cellRun = async (c, clientFor) => {
       let next = 0;
       let ok = 0;
+      const busy0 = machineBusyMs();
       const t0 = performance.now();
       await Promise.all(Array.from({ length: c }, async (_, w) => {
         while (next < opts.tputRuns) { next++; if (await one(clientFor(w))) ok++; }
       }));
       const s = (performance.now() - t0) / 1000;
-      return { runs: opts.tputRuns, ok, seconds: s, perSecond: ok / s };
+      const cpuMsPerRun = ok ? (machineBusyMs() - busy0) / ok : null;
+      return { runs: opts.tputRuns, ok, seconds: s, perSecond: ok / s, cpuMsPerRun };
     };
+    // What one bare interpreter start costs the machine, the floor of a run
+    // that gets a fresh interpreter (pre-started or not).
+    {
+      const busy0 = machineBusyMs();
+      const n = 30;
+      for (let i = 0; i < n; i++) spawnSync('/usr/bin/python3', ['-I', '-c', 'print(1)'], { env: CLEAN_ENV });
+      T.bareCpuMsPerRun = (machineBusyMs() - busy0) / n;
+    }
     for (const c of levels) {
       T[`stdio:${c}`] = await cellRun(c, () => stdio.client);
       if (httpClient) T[`http:${c}`] = await cellRun(c, (w) => httpClients[w]);
@@ -434,8 +452,8 @@ try {
   lines.push(`## run_code hello world, sequential (ms; p50 and p99 over ${opts.runs} calls; × = over the bare interpreter's p50)`);
   lines.push('');
   const hcols = httpClient ? ' http p50 | http p99 |' : '';
-  lines.push(`| language | tier | stdio p50 | stdio p99 |${hcols} airlock run p50 | bare p50 | warm p50 |`);
-  lines.push(`|---|---|---|---|${httpClient ? '---|---|' : ''}---|---|---|`);
+  lines.push(`| language | tier | stdio p50 | stdio p99 |${hcols} airlock run p50 | bare p50 | warm p50 | warm p99 |`);
+  lines.push(`|---|---|---|---|${httpClient ? '---|---|' : ''}---|---|---|---|`);
   for (const { lang, tier } of rows) {
     const id = `${lang}/${tier}`;
     const base = baseFor(lang);
@@ -443,12 +461,13 @@ try {
     const h = S[`http:${id}`] ?? [];
     const c = S[`cli:${id}`] ?? [];
     const warm = pool ? cell(p50(W[id] ?? []), base) : '—, no pool yet';
+    const warm99 = pool ? cell(p99(W[id] ?? []), base) : '—';
     const hc = httpClient ? ` ${cell(p50(h), base)} | ${cell(p99(h), base)} |` : '';
-    lines.push(`| ${lang} | ${tier} | ${cell(p50(s), base)} | ${cell(p99(s), base)} |${hc} ${cell(p50(c), base)} | ${ms(base)} | ${warm} |`);
+    lines.push(`| ${lang} | ${tier} | ${cell(p50(s), base)} | ${cell(p99(s), base)} |${hc} ${cell(p50(c), base)} | ${ms(base)} | ${warm} | ${warm99} |`);
     out.latency[id] = {
       stdio: { p50: p50(s), p99: p99(s), samples: s }, http: { p50: p50(h), p99: p99(h), samples: h },
       cli: { p50: p50(c), p99: p99(c), samples: c }, bare_p50: base,
-      warm: pool ? { p50: p50(W[id] ?? []), samples: W[id] ?? [] } : null,
+      warm: pool ? { p50: p50(W[id] ?? []), p99: p99(W[id] ?? []), samples: W[id] ?? [] } : null,
     };
   }
   lines.push('');
@@ -483,6 +502,12 @@ try {
       });
       lines.push(`| ${tr} | ${cells.join(' | ')} |`);
     }
+    lines.push('');
+    const cpu = (x) => (x?.cpuMsPerRun == null ? '—' : `${x.cpuMsPerRun.toFixed(1)} ms`);
+    lines.push(`CPU per run (whole machine, client included, from /proc/stat): ` +
+               levels.map((c) => `stdio C=${c} ${cpu(T[`stdio:${c}`])}`).join(', ') +
+               `; a bare \`python3 -I -c 'print(1)'\` costs ${T.bareCpuMsPerRun.toFixed(1)} ms, so ${os.cpus().length} cores ` +
+               `start at most ${(os.cpus().length * 1000 / T.bareCpuMsPerRun).toFixed(0)} fresh interpreters per second.`);
     out.throughput = T;
   }
   lines.push('');
@@ -496,7 +521,7 @@ try {
   if (http) lines.push(`| http | ${mem(out.memory.start.http)} | ${mem(out.memory.end.http)} |`);
   lines.push('');
   lines.push(`warm column: ${pool ? `pool reported at ${pool.where} = ${JSON.stringify(pool.value).slice(0, 200)}; ` +
-    `warm p50 = sequential calls each after ${opts.warmGapMs} ms idle (the other columns are back-to-back calls, ` +
+    `warm p50/p99 = sequential calls each after ${opts.warmGapMs} ms idle (the other columns are back-to-back calls, ` +
     `which may outrun the pool's refill)` : 'no pool seen (list_languages, capabilities, --config, idle jails in /proc)'}.`);
   lines.push(`load average ${load0.map((x) => x.toFixed(2)).join(' ')} (start) → ${load1.map((x) => x.toFixed(2)).join(' ')} (end); ` +
              `latency rounds ${latSeconds.toFixed(1)} s, suite ${((performance.now() - started) / 1000).toFixed(1)} s`);

@@ -42,9 +42,11 @@ Status MakeParentDirs(const std::string& file) {
   return OkStatus();
 }
 
-StatusOr<std::unique_ptr<SqliteAuditStore>> OpenStore(const std::string& path) {
+StatusOr<std::unique_ptr<SqliteAuditStore>> OpenStore(const std::string& path, bool sync_every_record) {
   AIRLOCK_RETURN_IF_ERROR(MakeParentDirs(path));
-  return SqliteAuditStore::Open(path);
+  SqliteAuditStore::Options options;
+  options.sync_every_record = sync_every_record;
+  return SqliteAuditStore::Open(path, std::move(options));
 }
 
 }  // namespace
@@ -53,7 +55,7 @@ StatusOr<std::unique_ptr<AuditLog>> AuditLog::Open(const config::Config& config)
   const bool fail_closed = config.audit.fail_closed;
   if (!config.audit.enabled) return std::make_unique<AuditLog>(nullptr, fail_closed);
   const std::string path = config.AuditDbPath();
-  StatusOr<std::unique_ptr<SqliteAuditStore>> store = OpenStore(path);
+  StatusOr<std::unique_ptr<SqliteAuditStore>> store = OpenStore(path, config.audit.sync == "full");
   if (store.ok()) return std::make_unique<AuditLog>(std::move(*store), fail_closed);
   const Status error = store.status().WithContext("audit log " + path);
   if (fail_closed) return error;

@@ -248,7 +248,8 @@ StatusOr<std::unique_ptr<SqliteAuditStore>> SqliteAuditStore::Open(const std::st
       return Unavailable("audit store " + path + ": cannot switch to WAL mode");
     }
   }
-  AIRLOCK_RETURN_IF_ERROR(db.Exec("PRAGMA synchronous=FULL"));
+  AIRLOCK_RETURN_IF_ERROR(
+      db.Exec(options.sync_every_record ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL"));
   AIRLOCK_RETURN_IF_ERROR(db.Exec("BEGIN IMMEDIATE"));
   for (const Table& t : Tables()) {
     std::string sql = std::string("CREATE TABLE IF NOT EXISTS ") + t.sql_name +

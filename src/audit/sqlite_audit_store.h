@@ -49,12 +49,18 @@ class SqliteAuditStore : public AuditStore {
     // Time stamped into every row's recorded_at (Unix ms). Default: the
     // system clock. Tests inject a fake one.
     std::function<int64_t()> now_ms;
+    // true: every append is fsynced before it returns (synchronous=FULL);
+    // false: it is in the WAL (safe against any crash of this process, not
+    // against a power loss; synchronous=NORMAL).
+    bool sync_every_record = true;
   };
 
   // Opens `path`, creating it (mode 0600, never through a symlink) and the
   // tables if missing. An existing file's mode is tightened to 0600.
-  static StatusOr<std::unique_ptr<SqliteAuditStore>> Open(const std::string& path,
-                                                          Options options = {});
+  static StatusOr<std::unique_ptr<SqliteAuditStore>> Open(const std::string& path, Options options);
+  static StatusOr<std::unique_ptr<SqliteAuditStore>> Open(const std::string& path) {
+    return Open(path, Options());
+  }
 
   Status AppendRun(const RunRecord& run) override;
   Status AppendCall(const CallRow& call) override;

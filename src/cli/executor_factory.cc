@@ -64,7 +64,7 @@ StatusOr<LocalRuntime> MakeLocalRuntime(const config::Config& config, bool allow
                              .min_per_shape = p.min_per_language,
                              .max_total = p.max_total,
                              .idle_after = std::chrono::seconds(p.idle_seconds)},
-                            p.warm);
+                            p.warm, p.prestart);
   }
   if (pooled && config.build_cache.enabled) {
     StatusOr<std::unique_ptr<runtimes::BuildCache>> cache =

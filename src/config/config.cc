@@ -201,7 +201,8 @@ StatusOr<Config> ConfigFromJson(const json& j) {
   }
   ObjectReader pool = root.Child("pool");
   AIRLOCK_RETURN_IF_ERROR(
-      pool.Check({"enabled", "max_per_language", "min_per_language", "max_total", "idle_seconds", "warm"}));
+      pool.Check({"enabled", "max_per_language", "min_per_language", "max_total", "idle_seconds", "warm", "prestart"}));
+  AIRLOCK_RETURN_IF_ERROR(pool.Bool("prestart", &c.pool.prestart));
   AIRLOCK_RETURN_IF_ERROR(pool.Bool("enabled", &c.pool.enabled));
   AIRLOCK_RETURN_IF_ERROR(pool.U64("max_per_language", &c.pool.max_per_language, 1, 64));
   AIRLOCK_RETURN_IF_ERROR(pool.U64("min_per_language", &c.pool.min_per_language, 0, 64));
@@ -220,7 +221,11 @@ StatusOr<Config> ConfigFromJson(const json& j) {
     return InvalidArgument("config.build_cache.dir: expected an absolute path");
   }
   ObjectReader audit = root.Child("audit");
-  AIRLOCK_RETURN_IF_ERROR(audit.Check({"enabled", "path", "fail_closed"}));
+  AIRLOCK_RETURN_IF_ERROR(audit.Check({"enabled", "path", "fail_closed", "sync"}));
+  AIRLOCK_RETURN_IF_ERROR(audit.Str("sync", &c.audit.sync));
+  if (c.audit.sync != "full" && c.audit.sync != "normal") {
+    return InvalidArgument("config.audit.sync: expected \"full\" or \"normal\"");
+  }
   AIRLOCK_RETURN_IF_ERROR(audit.Bool("enabled", &c.audit.enabled));
   AIRLOCK_RETURN_IF_ERROR(audit.Str("path", &c.audit.path));
   AIRLOCK_RETURN_IF_ERROR(audit.Bool("fail_closed", &c.audit.fail_closed));
@@ -280,7 +285,8 @@ json ConfigToJson(const Config& c) {
       {"audit",
        {{"enabled", c.audit.enabled},
         {"path", c.audit.path.empty() ? json(nullptr) : json(c.audit.path)},
-        {"fail_closed", c.audit.fail_closed}}},
+        {"fail_closed", c.audit.fail_closed},
+        {"sync", c.audit.sync}}},
       {"limits",
        {{"default_timeout_ms", l.default_timeout_ms},
         {"max_timeout_ms", l.max_timeout_ms},
@@ -297,7 +303,8 @@ json ConfigToJson(const Config& c) {
         {"min_per_language", c.pool.min_per_language},
         {"max_total", c.pool.max_total},
         {"idle_seconds", c.pool.idle_seconds},
-        {"warm", c.pool.warm}}},
+        {"warm", c.pool.warm},
+        {"prestart", c.pool.prestart}}},
       {"build_cache",
        {{"enabled", c.build_cache.enabled}, {"max_mb", c.build_cache.max_mb}, {"dir", c.build_cache.dir}}},
   };
@@ -350,6 +357,9 @@ json ConfigSchemaDoc() {
       {"pool.max_total", "integer", "Most ready jails in all (default 16)."},
       {"pool.idle_seconds", "integer", "Each idle period without a run lowers a language's target by one (default 300)."},
       {"pool.warm", "string[]", "Languages warmed at start-up (default [\"python\"])."},
+      {"pool.prestart", "boolean",
+       "Ready jails of python, javascript, ruby and php hold their interpreter already started, waiting for the "
+       "program (default true; see docs/performance.md)."},
       {"build_cache.enabled", "boolean", "Keep compiled programs by content in `airlock serve`'s runner (default true)."},
       {"build_cache.max_mb", "integer", "Disk bound of the build cache; least recently used entries go first (256)."},
       {"build_cache.dir", "string", "Where it lives (absolute; default <state dir>/build-cache, mode 0700)."},
@@ -364,6 +374,9 @@ json ConfigSchemaDoc() {
       {"audit.enabled", "boolean", "Write the audit log (runs, bridged calls, direct tool calls, admin actions)."},
       {"audit.path", "string|null", "The audit database; default <state_dir>/audit.db."},
       {"audit.fail_closed", "boolean", "Refuse runs and tool calls when the audit log cannot be written."},
+      {"audit.sync", "string",
+       "\"normal\" (default): each record is written before the action goes on and survives any airlock crash; "
+       "a power loss may lose the newest records. \"full\": each record is also fsynced (~0.7 ms, twice per run)."},
       {"endpoints", "object",
        "Named endpoints: \"name\": {path, connectors, code_mode: off|tools|inline, gateway, run_code, isolation: [native|wasm]} "
        "(see docs/governance.md)."},

@@ -378,6 +378,25 @@ Status Cgroup::AddProcess(pid_t pid) {
   return OkStatus();
 }
 
+StatusOr<std::vector<pid_t>> Cgroup::Threads() const {
+  std::vector<pid_t> out;
+  if (paths_.empty()) return out;
+  const std::string file = paths_.front() + (mode_ == CgroupMode::kV2 ? "/cgroup.threads" : "/tasks");
+  AIRLOCK_ASSIGN_OR_RETURN(std::string text, fs::ReadFile(file));
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    if (end > pos) {
+      const long tid = strtol(text.substr(pos, end - pos).c_str(), nullptr, 10);
+      if (tid <= 0) return Internal(file + ": unexpected content");
+      out.push_back(static_cast<pid_t>(tid));
+    }
+    pos = end + 1;
+  }
+  return out;
+}
+
 CgroupStats Cgroup::Stats() const {
   CgroupStats stats;
   if (paths_.empty()) return stats;

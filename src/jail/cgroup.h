@@ -112,6 +112,8 @@ class Cgroup {
   int v2_dir_fd() const { return v2_dir_fd_.get(); }
 
   CgroupStats Stats() const;
+  // The host thread ids of every thread inside (v2 cgroup.threads, v1 tasks).
+  StatusOr<std::vector<pid_t>> Threads() const;
   // SIGKILLs every process inside (v2 cgroup.kill; v1 walk cgroup.procs).
   Status KillAll();
 

@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstring>
 
 #include "base/encoding.h"
@@ -91,20 +93,63 @@ Status WaitReadable(int fd, int pidfd, int timeout_ms) {
   return Internal("jail init exited during setup");
 }
 
-StatusOr<UniqueFd> MakeStdinMemfd(const std::string& data) {
-  UniqueFd fd(static_cast<int>(syscall(SYS_memfd_create, "stdin", MFD_CLOEXEC | MFD_ALLOW_SEALING)));
-  if (!fd) return ErrnoError("memfd_create");
-  size_t off = 0;
-  while (off < data.size()) {
-    ssize_t n = write(fd.get(), data.data() + off, data.size() - off);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return ErrnoError("write stdin memfd");
-    off += static_cast<size_t>(n);
-  }
-  fcntl(fd.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
-  lseek(fd.get(), 0, SEEK_SET);
-  return fd;
+// The RLIMIT_CPU seconds for `lim`: cpu_ms rounded up, else the wall clock
+// rounded up plus one second (a backstop behind the supervisor's timer).
+uint64_t CpuSeconds(const Limits& lim) {
+  return lim.cpu_ms ? (lim.cpu_ms + 999) / 1000 : (lim.wall_ms + 999) / 1000 + 1;
 }
+
+// The part of an exec or start message that describes the program.
+json ProgramMessage(const char* type, const ExecRequest& request) {
+  const Limits& lim = request.limits;
+  std::string bpf(reinterpret_cast<const char*>(request.seccomp->instructions.data()),
+                  request.seccomp->instructions.size() * sizeof(sock_filter));
+  return {{"type", type},
+          {"argv", request.argv},
+          {"env", request.env},
+          {"cwd", request.cwd},
+          {"cpu_seconds", CpuSeconds(lim)},
+          {"max_file_bytes", lim.max_file_bytes},
+          {"max_open_files", lim.max_open_files},
+          {"max_stack_bytes", lim.max_stack_bytes},
+          {"seccomp_b64", Base64Encode(bpf)}};
+}
+
+json FilesMessage(const std::vector<FileEntry>& files) {
+  json out = json::array();
+  for (const auto& f : files) {
+    out.push_back({{"name", f.name}, {"content_b64", Base64Encode(f.content)}, {"executable", f.executable}});
+  }
+  return out;
+}
+
+// Blocks SIGPIPE in the calling thread while alive, so that writing stdin to
+// a program that exited without reading it is EPIPE, not a dead supervisor;
+// consumes a SIGPIPE that became pending meanwhile and restores the mask.
+class ScopedSigpipeBlock {
+ public:
+  ScopedSigpipeBlock() {
+    sigemptyset(&set_);
+    sigaddset(&set_, SIGPIPE);
+    sigset_t pending;
+    sigpending(&pending);
+    was_pending_ = sigismember(&pending, SIGPIPE) == 1;
+    pthread_sigmask(SIG_BLOCK, &set_, &old_);
+  }
+  ~ScopedSigpipeBlock() {
+    if (!was_pending_) {
+      timespec zero{};
+      while (sigtimedwait(&set_, nullptr, &zero) == SIGPIPE) {}
+    }
+    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+  ScopedSigpipeBlock(const ScopedSigpipeBlock&) = delete;
+  ScopedSigpipeBlock& operator=(const ScopedSigpipeBlock&) = delete;
+
+ private:
+  sigset_t set_, old_;
+  bool was_pending_ = false;
+};
 
 uint64_t MsSince(Clock::time_point t) {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t).count());
@@ -223,65 +268,149 @@ void Jail::Kill() {
   channel_.Reset();
 }
 
+StatusOr<Jail::Stdio> Jail::MakeStdio(size_t stdin_bytes) {
+  Stdio io;
+  for (auto [r, w] : {std::pair{&io.in_read, &io.in_write}, std::pair{&io.out_read, &io.out_write},
+                      std::pair{&io.err_read, &io.err_write}}) {
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0) return ErrnoError("pipe");
+    r->Reset(p[0]);
+    w->Reset(p[1]);
+  }
+  fcntl(io.in_write.get(), F_SETFL, O_NONBLOCK);
+  fcntl(io.out_read.get(), F_SETFL, O_NONBLOCK);
+  fcntl(io.err_read.get(), F_SETFL, O_NONBLOCK);
+  fcntl(io.out_read.get(), F_SETPIPE_SZ, 1 << 20);
+  if (stdin_bytes > 65536) fcntl(io.in_write.get(), F_SETPIPE_SZ, 1 << 20);
+  return io;
+}
+
+Status Jail::MatchCallerPriority() {
+  if (!cgroup_) return OkStatus();  // no way to list the threads; a pool without cgroups never lowers it
+  errno = 0;
+  const int nice = getpriority(PRIO_PROCESS, static_cast<id_t>(gettid()));
+  if (errno != 0) return ErrnoError("getpriority");
+  AIRLOCK_ASSIGN_OR_RETURN(std::vector<pid_t> threads, cgroup_->Threads());
+  for (pid_t tid : threads) {
+    errno = 0;
+    const int current = getpriority(PRIO_PROCESS, static_cast<id_t>(tid));
+    if (errno == ESRCH) continue;  // gone meanwhile
+    if (current != nice && setpriority(PRIO_PROCESS, static_cast<id_t>(tid), nice) != 0 && errno != ESRCH) {
+      return ErrnoError("setpriority of jail thread " + std::to_string(tid));
+    }
+  }
+  return OkStatus();
+}
+
 ExecResult Jail::Exec(const ExecRequest& request, CancelToken* cancel) {
   ExecResult result;
-  if (!alive_) {
-    result.error = "the jail is no longer alive";
+  if (!alive_ || started_) {
+    result.error = alive_ ? "a started program is waiting in this jail" : "the jail is no longer alive";
     return result;
   }
   if (request.seccomp == nullptr || request.seccomp->instructions.empty()) {
     result.error = "no seccomp policy given; refusing to run unfiltered";
     return result;
   }
-  int out_pipe[2], err_pipe[2];
-  if (pipe2(out_pipe, O_CLOEXEC) != 0) { result.error = "pipe failed"; return result; }
-  UniqueFd out_r(out_pipe[0]), out_w(out_pipe[1]);
-  if (pipe2(err_pipe, O_CLOEXEC) != 0) { result.error = "pipe failed"; return result; }
-  UniqueFd err_r(err_pipe[0]), err_w(err_pipe[1]);
-  fcntl(out_r.get(), F_SETFL, O_NONBLOCK);
-  fcntl(err_r.get(), F_SETFL, O_NONBLOCK);
-  fcntl(out_r.get(), F_SETPIPE_SZ, 1 << 20);
-  StatusOr<UniqueFd> in = MakeStdinMemfd(request.stdin_data);
-  if (!in.ok()) { result.error = in.status().message(); return result; }
-
-  const Limits& lim = request.limits;
-  const uint64_t cpu_s = lim.cpu_ms ? (lim.cpu_ms + 999) / 1000 : (lim.wall_ms + 999) / 1000 + 1;
-  json files = json::array();
-  for (const auto& f : request.files) {
-    files.push_back({{"name", f.name}, {"content_b64", Base64Encode(f.content)}, {"executable", f.executable}});
+  if (Status st = MatchCallerPriority(); !st.ok()) {
+    result.error = st.message();
+    return result;
   }
-  std::string bpf(reinterpret_cast<const char*>(request.seccomp->instructions.data()),
-                  request.seccomp->instructions.size() * sizeof(sock_filter));
-  json msg = {{"type", "exec"},
-              {"argv", request.argv},
-              {"env", request.env},
-              {"cwd", request.cwd},
-              {"files", files},
-              {"output_globs", request.output_globs},
-              {"max_output_files", request.max_output_files},
-              {"max_output_file_bytes", request.max_output_file_bytes},
-              {"cpu_seconds", cpu_s},
-              {"max_file_bytes", lim.max_file_bytes},
-              {"max_open_files", lim.max_open_files},
-              {"max_stack_bytes", lim.max_stack_bytes},
-              {"seccomp_b64", Base64Encode(bpf)}};
-  std::vector<int> fds = {in->get(), out_w.get(), err_w.get()};
+  StatusOr<Stdio> io = MakeStdio(request.stdin_data.size());
+  if (!io.ok()) {
+    result.error = io.status().message();
+    return result;
+  }
+  json msg = ProgramMessage("exec", request);
+  msg["files"] = FilesMessage(request.files);
+  msg["output_globs"] = request.output_globs;
+  msg["max_output_files"] = request.max_output_files;
+  msg["max_output_file_bytes"] = request.max_output_file_bytes;
+  std::vector<int> fds = {io->in_read.get(), io->out_write.get(), io->err_write.get()};
   if (request.bridge_fd >= 0) fds.push_back(request.bridge_fd);
   Status sent = SendMessage(channel_.get(), msg, fds);
-  out_w.Reset();
-  err_w.Reset();
-  in->Reset();
+  io->in_read.Reset();
+  io->out_write.Reset();
+  io->err_write.Reset();
   if (!sent.ok()) {
     result.error = "sending the program to the jail: " + sent.message();
     Kill();
     return result;
   }
-  return Supervise(request, cancel, std::move(out_r), std::move(err_r));
+  return Supervise(request.limits, request.stdin_data, std::move(*io), cancel);
 }
 
-ExecResult Jail::Supervise(const ExecRequest& request, CancelToken* cancel, UniqueFd out_r, UniqueFd err_r) {
+Status Jail::Start(const ExecRequest& request) {
+  if (!alive_) return FailedPrecondition("the jail is no longer alive");
+  if (started_) return FailedPrecondition("a program is already started in this jail");
+  if (request.seccomp == nullptr || request.seccomp->instructions.empty()) {
+    return InvalidArgument("no seccomp policy given; refusing to run unfiltered");
+  }
+  if (!request.stdin_data.empty() || !request.files.empty() || !request.output_globs.empty() ||
+      request.bridge_fd >= 0) {
+    return InvalidArgument("a started program gets its stdin, files and outputs at Resume");
+  }
+  AIRLOCK_ASSIGN_OR_RETURN(Stdio io, MakeStdio(0));
+  Status sent = SendMessage(channel_.get(), ProgramMessage("start", request),
+                            {io.in_read.get(), io.out_write.get(), io.err_write.get()});
+  io.in_read.Reset();
+  io.out_write.Reset();
+  io.err_write.Reset();
+  if (!sent.ok()) {
+    Kill();
+    return Internal("sending the program to the jail: " + sent.message());
+  }
+  Status ready = WaitReadable(channel_.get(), pidfd_.get(), kSetupTimeoutMs);
+  StatusOr<ChannelMessage> reply = ready.ok() ? ReceiveMessage(channel_.get()) : StatusOr<ChannelMessage>(ready);
+  if (!reply.ok()) {
+    Kill();
+    return Internal("jail init stopped answering: " + reply.status().message());
+  }
+  if (reply->body.value("type", "") != "started") {
+    return FailedPrecondition("the program could not be started: " +
+                              reply->body.value("message", std::string("unknown error")));
+  }
+  started_ = true;
+  started_stdio_ = std::move(io);
+  return OkStatus();
+}
+
+ExecResult Jail::Resume(const ResumeRequest& request, CancelToken* cancel) {
   ExecResult result;
-  const Limits& lim = request.limits;
+  if (!alive_ || !started_) {
+    result.error = alive_ ? "no program is started in this jail" : "the jail is no longer alive";
+    return result;
+  }
+  if (Status st = MatchCallerPriority(); !st.ok()) {
+    result.error = st.message();
+    Kill();
+    return result;
+  }
+  started_ = false;
+  Stdio io = std::move(started_stdio_);
+  if (request.stdin_data.size() > 65536) fcntl(io.in_write.get(), F_SETPIPE_SZ, 1 << 20);
+  json msg = {{"type", "resume"},
+              {"args", request.args},
+              {"files", FilesMessage(request.files)},
+              {"cpu_seconds", CpuSeconds(request.limits)},
+              {"output_globs", request.output_globs},
+              {"max_output_files", request.max_output_files},
+              {"max_output_file_bytes", request.max_output_file_bytes}};
+  if (Status sent = SendMessage(channel_.get(), msg); !sent.ok()) {
+    result.error = "sending the input to the jail: " + sent.message();
+    Kill();
+    return result;
+  }
+  return Supervise(request.limits, request.stdin_data, std::move(io), cancel);
+}
+
+ExecResult Jail::Supervise(const Limits& lim, const std::string& stdin_data, Stdio io, CancelToken* cancel) {
+  ExecResult result;
+  UniqueFd& out_r = io.out_read;
+  UniqueFd& err_r = io.err_read;
+  UniqueFd& in_w = io.in_write;
+  ScopedSigpipeBlock no_sigpipe;
+  size_t stdin_off = 0;
   const auto start = Clock::now();
   const CgroupStats before = cgroup_ ? cgroup_->Stats() : CgroupStats{};
 
@@ -293,10 +422,10 @@ ExecResult Jail::Supervise(const ExecRequest& request, CancelToken* cancel, Uniq
   if (lim.wall_ms == 0) its.it_value.tv_nsec = 1;
   timerfd_settime(timer.get(), 0, &its, nullptr);
 
-  enum Tag : uint64_t { kOut, kErr, kChannel, kPid, kTimer, kCancel };
+  enum Tag : uint64_t { kOut, kErr, kChannel, kPid, kTimer, kCancel, kIn };
   auto add = [&](int fd, Tag tag) {
     epoll_event ev{};
-    ev.events = EPOLLIN;
+    ev.events = tag == kIn ? EPOLLOUT : EPOLLIN;
     ev.data.u64 = tag;
     epoll_ctl(ep.get(), EPOLL_CTL_ADD, fd, &ev);
   };
@@ -306,6 +435,11 @@ ExecResult Jail::Supervise(const ExecRequest& request, CancelToken* cancel, Uniq
   add(pidfd_.get(), kPid);
   add(timer.get(), kTimer);
   if (cancel != nullptr && cancel->fd() >= 0) add(cancel->fd(), kCancel);
+  if (stdin_data.empty()) {
+    in_w.Reset();  // EOF at once
+  } else {
+    add(in_w.get(), kIn);
+  }
 
   bool out_open = true, err_open = true, exited = false;
   bool killed = false;
@@ -385,6 +519,25 @@ ExecResult Jail::Supervise(const ExecRequest& request, CancelToken* cancel, Uniq
           break;
         case kCancel:
           end_run(ExecResult::Outcome::kCancelled, "cancelled");
+          break;
+        case kIn:
+          // Feeds stdin as the pipe has room; a program that exits without
+          // reading it all just never sees the rest (EPIPE).
+          while (stdin_off < stdin_data.size()) {
+            ssize_t w = write(in_w.get(), stdin_data.data() + stdin_off, stdin_data.size() - stdin_off);
+            if (w > 0) {
+              stdin_off += static_cast<size_t>(w);
+            } else if (w < 0 && errno == EINTR) {
+              continue;
+            } else {
+              if (errno != EAGAIN) stdin_off = stdin_data.size();
+              break;
+            }
+          }
+          if (stdin_off >= stdin_data.size()) {
+            epoll_ctl(ep.get(), EPOLL_CTL_DEL, in_w.get(), nullptr);
+            in_w.Reset();
+          }
           break;
       }
     }

@@ -9,7 +9,14 @@
 //                   // with the mount namespace. Nothing is left behind.
 //
 // Creation and Exec are separate so that a jail can be created ahead of time
-// (a warm pool) and handed its program later.
+// (a warm pool) and handed its program later. A pool can go further and
+// start the program before its input exists (an interpreter that loads and
+// then waits on fd 3), and hand the input over later:
+//   (*jail)->Start(interpreter_request);         // ahead of time
+//   ExecResult r = (*jail)->Resume(input, cancel);  // args, stdin, files
+//
+// A program's stdin is a pipe the supervisor feeds while it runs; stdout and
+// stderr are pipes it drains.
 //
 // Layout inside every jail:
 //   /usr /lib /lib64 /bin /sbin /etc/... read-only, nosuid, nodev binds of the
@@ -86,6 +93,23 @@ struct ExecRequest {
   int bridge_fd = -1;
 };
 
+// What a program started ahead of its input (Jail::Start) is handed when it
+// resumes: the rest of a run.
+struct ResumeRequest {
+  // Written to the program's fd 3, each followed by a NUL byte, then EOF:
+  // the program's signal to go.
+  std::vector<std::string> args;
+  std::string stdin_data;
+  std::vector<FileEntry> files;  // written to /work before the program is told to go
+  std::vector<std::string> output_globs;
+  uint64_t max_output_file_bytes = 8u << 20;
+  uint32_t max_output_files = 32;
+  // wall_ms, cpu_ms (lowered with prlimit; it can only go down from what
+  // Start set) and the output caps apply from the resume on; the other
+  // rlimits are those given to Start.
+  Limits limits;
+};
+
 struct CollectedFile {
   std::string name;
   std::string content;
@@ -136,6 +160,24 @@ class Jail {
   // or jail error the jail is dead and further Execs return kJailError.
   ExecResult Exec(const ExecRequest& request, CancelToken* cancel);
 
+  // Starts `request`'s program (argv, env, cwd, limits, seccomp) without its
+  // input: it runs until it reads fd 3, which gives nothing until Resume. A
+  // warm pool uses this to have an interpreter loaded and waiting. stdin,
+  // files, output_globs and bridge_fd must be empty. Returns once the
+  // program's execve succeeded; an error leaves the jail alive but unstarted.
+  Status Start(const ExecRequest& request);
+
+  // Hands the started program its input and supervises it like Exec, with
+  // the wall clock starting now. Without a started program: kJailError.
+  //
+  // Exec and Resume first give every thread in the jail the calling
+  // thread's CPU priority: a pool may make jails at a lower one (nice), and
+  // a run must not inherit it. Failing that, the run is not started.
+  ExecResult Resume(const ResumeRequest& request, CancelToken* cancel);
+
+  // Whether a program is started and waiting for Resume.
+  bool started() const { return started_; }
+
   bool alive() const { return alive_; }
   pid_t init_pid() const { return init_pid_; }
 
@@ -144,8 +186,16 @@ class Jail {
 
  private:
   Jail() = default;
-  ExecResult Supervise(const ExecRequest& request, CancelToken* cancel, UniqueFd stdout_read,
-                       UniqueFd stderr_read);
+  // The stdio pipes of one program: the jail-side ends (sent to init) and
+  // the supervisor's.
+  struct Stdio {
+    UniqueFd in_read, in_write, out_read, out_write, err_read, err_write;
+  };
+  static StatusOr<Stdio> MakeStdio(size_t stdin_bytes);
+  // Sets every thread in the jail's cgroup to the calling thread's nice
+  // value (a no-op when they have it already).
+  Status MatchCallerPriority();
+  ExecResult Supervise(const Limits& limits, const std::string& stdin_data, Stdio stdio, CancelToken* cancel);
 
   JailHost* host_ = nullptr;
   JailConfig config_;
@@ -156,6 +206,8 @@ class Jail {
   int uid_slot_ = -1;
   bool alive_ = false;
   bool reaped_ = false;
+  bool started_ = false;
+  Stdio started_stdio_;  // the supervisor's ends while a program is started
 };
 
 }  // namespace airlock::jail

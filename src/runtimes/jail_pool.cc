@@ -1,14 +1,38 @@
 #include "runtimes/jail_pool.h"
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <vector>
 
 namespace airlock::runtimes {
 
 using Clock = std::chrono::steady_clock;
 
+constexpr int kRefillNiceIncrement = 10;
+
+// Whether this process may raise a thread's priority back (CAP_SYS_NICE),
+// tried on a thread of its own.
+bool CanRaisePriority() {
+  bool can = false;
+  std::thread probe([&can] {
+    const id_t self = static_cast<id_t>(gettid());
+    errno = 0;
+    const int base = getpriority(PRIO_PROCESS, self);
+    if (errno != 0 || base >= 19 || setpriority(PRIO_PROCESS, self, base + 1) != 0) return;
+    can = setpriority(PRIO_PROCESS, self, base) == 0;
+  });
+  probe.join();
+  return can;
+}
+
 JailPool::JailPool(jail::JailHost& host, JailPoolOptions options)
-    : host_(host), options_(options), refill_([this] { RefillLoop(); }) {}
+    : host_(host),
+      options_(options),
+      refill_([this] { RefillLoop(); }),
+      reaper_([this] { ReapLoop(); }) {}
 
 JailPool::~JailPool() {
   {
@@ -16,27 +40,39 @@ JailPool::~JailPool() {
     stop_ = true;
   }
   cv_.notify_all();
+  reap_cv_.notify_all();
   refill_.join();
+  reaper_.join();  // it empties retired_ before it returns
   // Ready jails die with their Shape (Jail's destructor kills and reaps).
 }
 
-JailPool::Shape& JailPool::ShapeOf(const std::string& key, const jail::JailConfig& config) {
+JailPool::Maker JailPool::CreateFrom(const jail::JailConfig& config) {
+  return [this, config] { return jail::Jail::Create(host_, config); };
+}
+
+std::unique_ptr<jail::Jail> JailPool::Take(const std::string& key, const jail::JailConfig& config) {
+  return Take(key, CreateFrom(config));
+}
+
+void JailPool::Warm(const std::string& key, const jail::JailConfig& config) { Warm(key, CreateFrom(config)); }
+
+JailPool::Shape& JailPool::ShapeOf(const std::string& key, Maker make) {
   auto it = shapes_.find(key);
   if (it == shapes_.end()) {
     it = shapes_.emplace(key, Shape{}).first;
-    it->second.config = config;
+    it->second.make = std::move(make);
     it->second.target = options_.min_per_shape;
     it->second.last_take = Clock::now();
   }
   return it->second;
 }
 
-std::unique_ptr<jail::Jail> JailPool::Take(const std::string& key, const jail::JailConfig& config) {
+std::unique_ptr<jail::Jail> JailPool::Take(const std::string& key, Maker make) {
   std::unique_ptr<jail::Jail> out;
   std::vector<std::unique_ptr<jail::Jail>> dead;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    Shape& shape = ShapeOf(key, config);
+    Shape& shape = ShapeOf(key, std::move(make));
     shape.last_take = Clock::now();
     while (!shape.ready.empty() && !out) {
       std::unique_ptr<jail::Jail> j = std::move(shape.ready.front());
@@ -59,20 +95,48 @@ std::unique_ptr<jail::Jail> JailPool::Take(const std::string& key, const jail::J
   return out;
 }
 
-void JailPool::Warm(const std::string& key, const jail::JailConfig& config) {
+void JailPool::Warm(const std::string& key, Maker make) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    Shape& shape = ShapeOf(key, config);
+    Shape& shape = ShapeOf(key, std::move(make));
     shape.target = std::max(shape.target, std::min<size_t>(std::max<size_t>(options_.min_per_shape, 1),
                                                            options_.max_per_shape));
   }
   cv_.notify_all();
 }
 
+void JailPool::Retire(std::unique_ptr<jail::Jail> used) {
+  if (!used) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    retired_.push_back(std::move(used));
+  }
+  reap_cv_.notify_one();
+}
+
+void JailPool::ReapLoop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    reap_cv_.wait(lock, [this] { return stop_ || !retired_.empty(); });
+    if (retired_.empty()) return;  // stop_, and nothing left to reap
+    std::vector<std::unique_ptr<jail::Jail>> batch;
+    batch.swap(retired_);
+    lock.unlock();
+    batch.clear();  // kill and reap outside the lock
+    lock.lock();
+  }
+}
+
 JailPool::Stats JailPool::stats() const {
   std::lock_guard<std::mutex> lock(mu_);
   Stats s = stats_;
   s.ready = ready_total_;
+  size_t shortfall = 0;
+  for (const auto& [key, shape] : shapes_) {
+    if (shape.ready.size() < shape.target) shortfall += shape.target - shape.ready.size();
+  }
+  const size_t room = options_.max_total > ready_total_ ? options_.max_total - ready_total_ : 0;
+  s.pending = std::max(creating_, std::min(shortfall, room));
   return s;
 }
 
@@ -94,6 +158,15 @@ std::string JailPool::NextToFill() {
 }
 
 void JailPool::RefillLoop() {
+  // Jails are made at a lower CPU priority than runs, so that refilling
+  // never slows the run that emptied the pool. The jail's processes inherit
+  // it; Jail::Exec/Resume give them the run's priority back, which needs
+  // CAP_SYS_NICE and the jail's cgroup to list its threads. Without either,
+  // refills run at the normal priority.
+  if (host_.cgroups() != nullptr && CanRaisePriority()) {
+    const id_t self = static_cast<id_t>(gettid());
+    setpriority(PRIO_PROCESS, self, std::min(19, getpriority(PRIO_PROCESS, self) + kRefillNiceIncrement));
+  }
   std::unique_lock<std::mutex> lock(mu_);
   while (!stop_) {
     Decay(Clock::now());
@@ -117,10 +190,10 @@ void JailPool::RefillLoop() {
       cv_.wait_for(lock, std::min<std::chrono::milliseconds>(options_.idle_after, std::chrono::seconds(5)));
       continue;
     }
-    const jail::JailConfig config = shapes_.at(key).config;
+    const Maker make = shapes_.at(key).make;
     ++creating_;
     lock.unlock();
-    StatusOr<std::unique_ptr<jail::Jail>> j = jail::Jail::Create(host_, config);
+    StatusOr<std::unique_ptr<jail::Jail>> j = make();
     lock.lock();
     --creating_;
     if (!j.ok()) {

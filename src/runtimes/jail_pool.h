@@ -18,7 +18,7 @@
 // without a Take lowers it by one, down to min_per_shape (0: the shape drains
 // completely when idle). One background thread refills shapes below their
 // target, creating one jail at a time, never more than max_total in all.
-// The destructor stops the thread and destroys every ready jail.
+// The destructor stops the threads and destroys every ready and retired jail.
 #ifndef AIRLOCK_RUNTIMES_JAIL_POOL_H_
 #define AIRLOCK_RUNTIMES_JAIL_POOL_H_
 
@@ -26,6 +26,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -52,6 +53,9 @@ class JailPool {
     uint64_t created = 0;
     uint64_t create_failures = 0;
     size_t ready = 0;
+    // Jails being made or still wanted (below a shape's target, within
+    // max_total): 0 once the pool has settled.
+    size_t pending = 0;
   };
 
   // `host` must outlive the pool. Starts the refill thread.
@@ -60,27 +64,41 @@ class JailPool {
   JailPool(const JailPool&) = delete;
   JailPool& operator=(const JailPool&) = delete;
 
+  // Makes one jail of a shape, ready to hand out (e.g. Jail::Create, then
+  // Jail::Start of a waiting interpreter). Called on the refill thread.
+  using Maker = std::function<StatusOr<std::unique_ptr<jail::Jail>>()>;
+
   // A ready jail of shape `key`, or nullptr (the caller creates one). The
-  // first Take of a key registers the shape with `config`; a key must always
-  // come with the same config.
+  // first Take of a key registers the shape with `make`; a key must always
+  // come with an equivalent maker.
+  std::unique_ptr<jail::Jail> Take(const std::string& key, Maker make);
+  // The same with Jail::Create(host, config) as the maker.
   std::unique_ptr<jail::Jail> Take(const std::string& key, const jail::JailConfig& config);
 
   // Registers a shape and keeps at least min_per_shape of it ready from now
   // on (warming at start-up, before the first run asks).
+  void Warm(const std::string& key, Maker make);
   void Warm(const std::string& key, const jail::JailConfig& config);
+
+  // Destroys a used jail on the pool's reaper thread, so that the run that
+  // used it need not wait for its teardown (kill, reap, cgroup removal).
+  // The pool's destructor finishes every retired jail before it returns.
+  void Retire(std::unique_ptr<jail::Jail> used);
 
   Stats stats() const;
 
  private:
   struct Shape {
-    jail::JailConfig config;
+    Maker make;
     std::deque<std::unique_ptr<jail::Jail>> ready;
     size_t target = 0;
     std::chrono::steady_clock::time_point last_take;
   };
 
-  Shape& ShapeOf(const std::string& key, const jail::JailConfig& config);  // mu_ held
+  Shape& ShapeOf(const std::string& key, Maker make);  // mu_ held
+  Maker CreateFrom(const jail::JailConfig& config);
   void RefillLoop();
+  void ReapLoop();
   // The key of a shape below target with room left, or "" (mu_ held).
   std::string NextToFill();
   void Decay(std::chrono::steady_clock::time_point now);  // mu_ held
@@ -94,7 +112,11 @@ class JailPool {
   size_t creating_ = 0;
   bool stop_ = false;
   Stats stats_;
-  std::thread refill_;  // last: started after everything it uses
+  std::vector<std::unique_ptr<jail::Jail>> retired_;  // guarded by mu_
+  std::condition_variable reap_cv_;
+  // Last: started after everything they use.
+  std::thread refill_;
+  std::thread reaper_;
 };
 
 }  // namespace airlock::runtimes

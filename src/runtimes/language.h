@@ -32,6 +32,12 @@ struct LanguageSpec {
   // User args are appended. "{timeout_ms}" and "{heap_mb}" (the memory
   // limit minus 64 MiB of headroom, at least 16) are replaced per run.
   std::vector<std::string> run_argv;
+  // A warm pool's pre-started form of run_argv (prestart_harness.h): the
+  // interpreter with a harness that waits on fd 3 for the run's arguments,
+  // then runs source_file as run_argv would. Empty: runs are never
+  // pre-started. Only for interpreted native-tier languages (no compile
+  // step, no code mode).
+  std::vector<std::string> prestart_argv;
   std::vector<std::string> extra_env;
   std::vector<jail::BindMount> binds;  // beyond jail_fs.h's base set
   jail::SeccompOptions seccomp;

@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include "runtimes/language.h"
+#include "runtimes/prestart_harness.h"
 
 namespace airlock::runtimes {
 
@@ -15,6 +16,7 @@ std::vector<LanguageSpec> BuiltinLanguages() {
   python.version_argv = {"/usr/bin/python3", "--version"};
   // -I: isolated mode (no env vars, no user site, script dir not trusted).
   python.run_argv = {"/usr/bin/python3", "-I", "main.py"};
+  python.prestart_argv = {"/usr/bin/python3", "-I", "-c", std::string(PythonPrestartHarness())};
   python.extra_env = {"MPLBACKEND=Agg", "MPLCONFIGDIR=/tmp/matplotlib"};
   python.binds = {{"/etc/python3.11"}, {"/etc/python3"}, {"/etc/matplotlibrc"}, {"/etc/fonts"}};
   python.notes = "CPython (Debian); numpy, pandas and matplotlib importable (read-only); no pip";
@@ -26,6 +28,7 @@ std::vector<LanguageSpec> BuiltinLanguages() {
   js.source_file = "main.js";
   js.version_argv = {"/usr/bin/node", "--version"};
   js.run_argv = {"/usr/bin/node", "main.js"};
+  js.prestart_argv = {"/usr/bin/node", "-e", std::string(NodePrestartHarness())};
   js.max_pids = 64;
   js.notes = "Node.js with its built-in modules; no npm packages";
   all.push_back(js);
@@ -72,6 +75,7 @@ std::vector<LanguageSpec> BuiltinLanguages() {
   ruby.source_file = "main.rb";
   ruby.version_argv = {"/usr/bin/ruby", "--version"};
   ruby.run_argv = {"/usr/bin/ruby", "--disable-gems", "main.rb"};
+  ruby.prestart_argv = {"/usr/bin/ruby", "--disable-gems", "-e", std::string(RubyPrestartHarness())};
   ruby.notes = "Ruby standard library only";
   all.push_back(ruby);
 
@@ -81,6 +85,7 @@ std::vector<LanguageSpec> BuiltinLanguages() {
   php.source_file = "main.php";
   php.version_argv = {"/usr/bin/php", "--version"};
   php.run_argv = {"/usr/bin/php", "main.php"};
+  php.prestart_argv = {"/usr/bin/php", "-r", std::string(PhpPrestartHarness())};
   php.binds = {{"/etc/php"}};
   php.notes = "php-cli with Debian's default extensions";
   all.push_back(php);

@@ -260,13 +260,41 @@ RunResult LocalExecutor::Run(const RunRequest& request, const ProgressFn& progre
                    request.code_mode ? bridge : nullptr);
 }
 
-void LocalExecutor::EnablePool(const JailPoolOptions& options, const std::vector<std::string>& warm) {
+void LocalExecutor::EnablePool(const JailPoolOptions& options, const std::vector<std::string>& warm, bool prestart) {
+  prestart_ = prestart;
   pool_ = std::make_unique<JailPool>(*host_, options);
   for (const LanguageSpec& spec : languages_) {
     if (spec.code_mode || std::find(warm.begin(), warm.end(), spec.name) == warm.end()) continue;
     const jail::JailConfig config = JailConfigFor(spec, spec.default_memory_mb, limits_.workdir_bytes);
-    pool_->Warm(ShapeKey(spec, config), config);
+    if (Prestarts(spec, nullptr)) {
+      pool_->Warm(ShapeKey(spec, config) + "/prestarted", PrestartMaker(spec, config));
+    } else {
+      pool_->Warm(ShapeKey(spec, config), config);
+    }
   }
+}
+
+bool LocalExecutor::Prestarts(const LanguageSpec& spec, const BridgeHandler* bridge) const {
+  return pool_ != nullptr && prestart_ && bridge == nullptr && !spec.prestart_argv.empty() && !spec.compile &&
+         !spec.code_mode && spec.isolation == "native";
+}
+
+JailPool::Maker LocalExecutor::PrestartMaker(const LanguageSpec& spec, const jail::JailConfig& config) {
+  // `spec` lives in languages_ and the policies in policies_, both fixed
+  // after Create and destroyed after the pool.
+  return [this, &spec, config]() -> StatusOr<std::unique_ptr<jail::Jail>> {
+    AIRLOCK_ASSIGN_OR_RETURN(std::unique_ptr<jail::Jail> j, jail::Jail::Create(*host_, config));
+    jail::ExecRequest start;
+    start.argv = spec.prestart_argv;
+    start.env = BaseEnv();
+    start.env.insert(start.env.end(), spec.extra_env.begin(), spec.extra_env.end());
+    start.seccomp = &policies_.at(PolicyKey(spec.seccomp));
+    start.limits.max_file_bytes = limits_.workdir_bytes;
+    // RLIMIT_CPU can only be lowered at Resume: start above any run's.
+    start.limits.cpu_ms = limits_.max_timeout_ms + 2000;
+    AIRLOCK_RETURN_IF_ERROR(j->Start(start));
+    return j;
+  };
 }
 
 RunResult LocalExecutor::RunInJail(const LanguageSpec& spec, const RunRequest& request, const ProgressFn& progress,
@@ -279,7 +307,12 @@ RunResult LocalExecutor::RunInJail(const LanguageSpec& spec, const RunRequest& r
 
   report(RunPhase::kStarting);
   const jail::JailConfig config = JailConfigFor(spec, memory_mb, limits_.workdir_bytes);
-  std::unique_ptr<jail::Jail> pooled = pool_ ? pool_->Take(ShapeKey(spec, config), config) : nullptr;
+  std::unique_ptr<jail::Jail> pooled;
+  if (Prestarts(spec, bridge)) {
+    pooled = pool_->Take(ShapeKey(spec, config) + "/prestarted", PrestartMaker(spec, config));
+  } else if (pool_) {
+    pooled = pool_->Take(ShapeKey(spec, config), config);
+  }
   StatusOr<std::unique_ptr<jail::Jail>> jail =
       pooled ? StatusOr<std::unique_ptr<jail::Jail>>(std::move(pooled)) : jail::Jail::Create(*host_, config);
   if (!jail.ok()) {
@@ -347,7 +380,19 @@ RunResult LocalExecutor::RunInJail(const LanguageSpec& spec, const RunRequest& r
   run.max_output_file_bytes = limits_.max_output_file_bytes;
   run.limits.wall_ms = timeout_ms;
   jail::ExecResult r;
-  if (bridge != nullptr) {
+  if ((*jail)->started()) {
+    // A pre-started interpreter: only the program is handed over.
+    jail::ResumeRequest resume;
+    resume.args = request.args;
+    resume.stdin_data = std::move(run.stdin_data);
+    resume.files = std::move(run.files);
+    resume.output_globs = std::move(run.output_globs);
+    resume.max_output_files = run.max_output_files;
+    resume.max_output_file_bytes = run.max_output_file_bytes;
+    resume.limits = run.limits;
+    r = (*jail)->Resume(resume, &cancel);
+    ++prestarted_runs_;
+  } else if (bridge != nullptr) {
     StatusOr<std::unique_ptr<BridgeRelay>> relay = BridgeRelay::Start(*bridge);
     if (!relay.ok()) {
       return InternalErrorResult(spec.name, "jail_setup_failed", "could not open the bridge: " + relay.status().message());
@@ -364,7 +409,11 @@ RunResult LocalExecutor::RunInJail(const LanguageSpec& spec, const RunRequest& r
     if (spec.isolation == "wasm") run.limits.wall_ms = timeout_ms + kCodeModeGraceMs;
     r = (*jail)->Exec(run, &cancel);
   }
-  jail->reset();
+  if (pool_) {
+    pool_->Retire(std::move(*jail));  // torn down on the pool's reaper thread
+  } else {
+    jail->reset();
+  }
   report(RunPhase::kDone);
   RunResult result = MapExecResult(spec.name, r, timeout_ms, memory_mb, spec.max_pids);
   result.isolation = spec.isolation;

@@ -10,6 +10,7 @@
 #ifndef AIRLOCK_RUNTIMES_LOCAL_EXECUTOR_H_
 #define AIRLOCK_RUNTIMES_LOCAL_EXECUTOR_H_
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -51,7 +52,13 @@ class LocalExecutor : public CodeExecutor {
   // From now on runs take pre-created jails from a pool (jail_pool.h) when
   // one of their exact shape is ready, else create one as before. The
   // languages in `warm` (both tiers) are warmed at their default limits now.
-  void EnablePool(const JailPoolOptions& options, const std::vector<std::string>& warm);
+  // With `prestart`, a pooled jail of a language that has prestart_argv
+  // (python, javascript, ruby, php) also holds its interpreter, started and
+  // waiting (Jail::Start); a run hands it the program (Jail::Resume) instead
+  // of starting the interpreter. Pool misses still run cold.
+  void EnablePool(const JailPoolOptions& options, const std::vector<std::string>& warm, bool prestart = true);
+  // How many runs resumed a pre-started interpreter.
+  uint64_t prestarted_runs() const { return prestarted_runs_.load(); }
   // Null when no pool is enabled.
   const JailPool* pool() const { return pool_.get(); }
 
@@ -65,6 +72,10 @@ class LocalExecutor : public CodeExecutor {
  private:
   LocalExecutor() = default;
   static std::pair<bool, bool> PolicyKey(const jail::SeccompOptions& o);
+  // Whether runs of `spec` with `bridge` take pre-started interpreters.
+  bool Prestarts(const LanguageSpec& spec, const BridgeHandler* bridge) const;
+  // The pool's maker for a jail of `config` whose interpreter is started.
+  JailPool::Maker PrestartMaker(const LanguageSpec& spec, const jail::JailConfig& config);
   RunResult RunInJail(const LanguageSpec& spec, const RunRequest& request, const ProgressFn& progress,
                       CancelToken& cancel, BridgeHandler* bridge);
 
@@ -75,6 +86,8 @@ class LocalExecutor : public CodeExecutor {
   std::map<std::pair<bool, bool>, jail::BpfProgram> policies_;
   std::unique_ptr<BuildCache> build_cache_;
   std::unique_ptr<JailPool> pool_;  // before nothing that uses it; destroyed first
+  bool prestart_ = false;
+  std::atomic<uint64_t> prestarted_runs_{0};
   std::mutex versions_mu_;
   std::map<std::string, std::string> versions_;
 };

@@ -148,6 +148,7 @@ StatusOr<std::string> CapMemory(std::string_view module, uint64_t max_bytes) {
   const uint64_t max_pages = std::max<uint64_t>(1, std::min<uint64_t>(max_bytes / kWasmPageBytes, 65536));
   Reader r(module.substr(sizeof kHeader));
   std::string out(kHeader, sizeof kHeader);
+  out.reserve(module.size() + 64);  // one allocation: modules are tens of MB
   while (!r.done()) {
     AIRLOCK_ASSIGN_OR_RETURN(uint8_t id, r.Byte());
     AIRLOCK_ASSIGN_OR_RETURN(uint64_t size, r.U(32));

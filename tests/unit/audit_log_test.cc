@@ -243,6 +243,29 @@ TEST_F(AuditLogTest, AnUnwritableDirectoryRefusesWhenFailClosed) {
   fs::permissions(dir_ / "ro", fs::perms::owner_all);
 }
 
+// audit.sync picks SQLite's durability; both settings keep every record.
+TEST_F(AuditLogTest, BothSyncSettingsKeepEveryRecord) {
+  for (const char* sync : {"full", "normal"}) {
+    config::Config c = Config(true, true);
+    c.audit.sync = sync;
+    c.audit.path = (dir_ / (std::string(sync) + ".db")).string();
+    {
+      StatusOr<std::unique_ptr<AuditLog>> log = AuditLog::Open(c);
+      ASSERT_TRUE(log.ok()) << log.status().ToString();
+      ASSERT_TRUE((*log)->BeginRun("r_1", "alice", {{"kind", "inline"}}).ok());
+      ASSERT_TRUE((*log)->EndRun(Run("r_1"), {Call("r_1", 1)}).ok());
+    }
+    StatusOr<std::unique_ptr<SqliteAuditStore>> store = SqliteAuditStore::Open(c.audit.path);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    StatusOr<std::vector<AuditRow>> rows = (*store)->Query({});
+    ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+    EXPECT_EQ(rows->size(), 3u) << sync << ": the run's start, its end and its call";
+    StatusOr<VerifyReport> verified = (*store)->Verify();
+    ASSERT_TRUE(verified.ok());
+    EXPECT_TRUE(verified->ok()) << sync;
+  }
+}
+
 TEST_F(AuditLogTest, RunIdsAreRandomHex) {
   std::set<std::string> ids;
   for (int i = 0; i < 100; ++i) {

@@ -42,6 +42,19 @@ TEST(McpConfig, ValuesOverrideDefaults) {
   EXPECT_EQ(ConfigToJson(*again), ConfigToJson(*c));
 }
 
+TEST(McpConfig, AuditSyncAndPoolPrestart) {
+  Config d = DefaultConfig();
+  EXPECT_EQ(d.audit.sync, "normal");
+  EXPECT_TRUE(d.pool.prestart);
+  StatusOr<Config> c = ParseConfig(R"({"audit": {"sync": "full"}, "pool": {"prestart": false}})");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->audit.sync, "full");
+  EXPECT_FALSE(c->pool.prestart);
+  c = ParseConfig(R"({"audit": {"sync": "sometimes"}})");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().message(), "config.audit.sync: expected \"full\" or \"normal\"");
+}
+
 TEST(McpConfig, UnknownKeysNameThePath) {
   StatusOr<Config> c = ParseConfig(R"({"server": {"http": {"bnd": "x"}}})");
   ASSERT_FALSE(c.ok());

@@ -29,10 +29,11 @@ ContainmentEnv& PooledEnv() {
   return env;
 }
 
-// Waits until the pool has created `n` jails in all (the refill after a run).
+// Waits until the pool has created `n` jails in all (the refill after a run)
+// and has settled (no jail wanted or being made).
 bool WaitCreated(const runtimes::JailPool& pool, uint64_t n) {
   const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (pool.stats().created < n) {
+  while (pool.stats().created < n || pool.stats().pending > 0) {
     if (std::chrono::steady_clock::now() > end) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
@@ -55,6 +56,7 @@ TEST_P(PooledContainmentTest, HoldsInAPooledJail) {
   // The shape is registered now; its jail is built in the background.
   ASSERT_TRUE(WaitCreated(pool, created_before + 1)) << "the pool did not refill";
   const uint64_t hits_before = pool.stats().hits;
+  const uint64_t prestarted_before = env.executor()->prestarted_runs();
   const CaseOutcome pooled = RunContainmentCase(*env.executor(), c, *env.bait());
   // Cases with a follow-up run (a python `print(1)` afterwards) may take a
   // second pooled jail for it.
@@ -62,6 +64,12 @@ TEST_P(PooledContainmentTest, HoldsInAPooledJail) {
                                    HostCheck::kFollowUpRunWorks) != c.expect.host_checks.end();
   EXPECT_GE(pool.stats().hits, hits_before + 1) << "the second run was not served from the pool";
   EXPECT_LE(pool.stats().hits, hits_before + (follow_up ? 2 : 1));
+  // Interpreted native-tier languages run in a pre-started interpreter.
+  const runtimes::LanguageSpec* spec = env.executor()->Find(c.language);
+  if (spec != nullptr && !spec->prestart_argv.empty()) {
+    EXPECT_GE(env.executor()->prestarted_runs(), prestarted_before + 1)
+        << "the second run did not resume a pre-started interpreter";
+  }
   EXPECT_TRUE(pooled.passed) << c.name << " (" << c.description << ") in a pooled jail: expected " << pooled.expected
                              << ", observed " << pooled.observed << ": " << pooled.detail;
 }

@@ -2,18 +2,19 @@
 
 #include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "base/status.h"
+#include "base/unique_fd.h"
 #include "engine/js/js_engine.h"
 #include "engine/js/wasm_command.h"
 #include "wasm/module_limits.h"
@@ -119,12 +120,25 @@ StatusOr<WasiFlags> ParseWasiFlags(int argc, char** argv) {
 }
 
 StatusOr<std::string> ReadFile(const std::string& path, uint64_t max) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound("cannot open " + path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  std::string s = ss.str();
-  if (s.size() > max) return ResourceExhausted(path + " is larger than " + std::to_string(max) + " bytes");
+  // One read into a buffer of the file's size: a 20 MB module through an
+  // ostringstream cost ~30 ms of copies.
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return NotFound("cannot open " + path);
+  struct stat st{};
+  if (fstat(fd.get(), &st) != 0) return ErrnoError("stat " + path);
+  if (static_cast<uint64_t>(st.st_size) > max) {
+    return ResourceExhausted(path + " is larger than " + std::to_string(max) + " bytes");
+  }
+  std::string s(static_cast<size_t>(st.st_size), '\0');
+  size_t off = 0;
+  while (off < s.size()) {
+    ssize_t n = ::read(fd.get(), s.data() + off, s.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ErrnoError("read " + path);
+    if (n == 0) break;
+    off += static_cast<size_t>(n);
+  }
+  s.resize(off);
   return s;
 }
 

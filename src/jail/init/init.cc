@@ -5,11 +5,13 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstring>
+#include <optional>
 
 #include "base/encoding.h"
 #include "jail/channel.h"
@@ -66,62 +68,48 @@ Status Setup(const json& msg, FsSetup* fs) {
   return OkStatus();
 }
 
-json Exec(ChannelMessage& msg, const FsSetup& fs) {
-  const json& m = msg.body;
-  json reply = {{"type", "exited"}};
-  if (msg.fds.size() != 3 && msg.fds.size() != 4) {
-    reply["exec_error"] = "exec message needs stdin, stdout, stderr (and optionally bridge) fds";
-    return reply;
+// Reads the program half of an exec or start message (everything but files
+// and outputs) into `spec`; returns an error text, or "" when well-formed.
+std::string ParseProgram(const json& m, const FsSetup& fs, ProgramSpec* spec) {
+  spec->argv = StringList(m, "argv");
+  spec->env = StringList(m, "env");
+  spec->cwd = m.value("cwd", "/work");
+  spec->sandbox_uid = fs.sandbox_uid;
+  spec->cpu_seconds = U64(m, "cpu_seconds", 0);
+  spec->max_file_bytes = U64(m, "max_file_bytes", 0);
+  spec->max_open_files = U64(m, "max_open_files", 256);
+  spec->max_stack_bytes = U64(m, "max_stack_bytes", 8u << 20);
+  std::string bpf;
+  if (!Base64Decode(m.value("seccomp_b64", ""), &bpf) || bpf.empty() || bpf.size() % sizeof(sock_filter) != 0) {
+    return "missing or malformed seccomp program";
   }
+  spec->seccomp.instructions.resize(bpf.size() / sizeof(sock_filter));
+  std::memcpy(spec->seccomp.instructions.data(), bpf.data(), bpf.size());
+  return "";
+}
+
+// Writes the message's "files" into /work; returns an error text or "".
+std::string WriteFiles(const json& m, int work_fd) {
   std::vector<FileEntry> inputs;
   if (m.contains("files") && m["files"].is_array()) {
     for (const auto& f : m["files"]) {
       FileEntry e;
       e.name = f.value("name", "");
       e.executable = f.value("executable", false);
-      if (!Base64Decode(f.value("content_b64", ""), &e.content)) {
-        reply["exec_error"] = "bad input file encoding: " + e.name;
-        return reply;
-      }
+      if (!Base64Decode(f.value("content_b64", ""), &e.content)) return "bad input file encoding: " + e.name;
       inputs.push_back(std::move(e));
     }
   }
-  UniqueFd work(open("/work", O_PATH | O_DIRECTORY | O_CLOEXEC));
-  if (Status st = WriteInputFiles(work.get(), inputs); !st.ok()) {
-    reply["exec_error"] = "writing input files: " + st.message();
-    return reply;
-  }
-  ProgramSpec spec;
-  spec.argv = StringList(m, "argv");
-  spec.env = StringList(m, "env");
-  spec.cwd = m.value("cwd", "/work");
-  spec.sandbox_uid = fs.sandbox_uid;
-  spec.cpu_seconds = U64(m, "cpu_seconds", 0);
-  spec.max_file_bytes = U64(m, "max_file_bytes", 0);
-  spec.max_open_files = U64(m, "max_open_files", 256);
-  spec.max_stack_bytes = U64(m, "max_stack_bytes", 8u << 20);
-  std::string bpf;
-  if (!Base64Decode(m.value("seccomp_b64", ""), &bpf) || bpf.empty() || bpf.size() % sizeof(sock_filter) != 0) {
-    reply["exec_error"] = "missing or malformed seccomp program";
-    return reply;
-  }
-  spec.seccomp.instructions.resize(bpf.size() / sizeof(sock_filter));
-  std::memcpy(spec.seccomp.instructions.data(), bpf.data(), bpf.size());
-  spec.stdin_fd = msg.fds[0].get();
-  spec.stdout_fd = msg.fds[1].get();
-  spec.stderr_fd = msg.fds[2].get();
-  if (msg.fds.size() == 4) spec.bridge_fd = msg.fds[3].get();
+  if (Status st = WriteInputFiles(work_fd, inputs); !st.ok()) return "writing input files: " + st.message();
+  return "";
+}
 
-  ProgramExit exit = RunProgram(spec);
-  // Our copies of the pipes must close so the supervisor sees EOF.
-  msg.fds.clear();
-  reply["exit_code"] = exit.exit_code;
-  reply["signal"] = exit.signal;
-  reply["cpu_ms"] = exit.cpu_ms;
+// The "exited" reply: the program's status and the output files it left.
+json ExitReply(const ProgramExit& exit, const json& m, int work_fd) {
+  json reply = {{"type", "exited"}, {"exit_code", exit.exit_code}, {"signal", exit.signal}, {"cpu_ms", exit.cpu_ms}};
   if (!exit.exec_error.empty()) reply["exec_error"] = exit.exec_error;
-
   json files = json::array();
-  for (auto& f : CollectOutputFiles(work.get(), StringList(m, "output_globs"),
+  for (auto& f : CollectOutputFiles(work_fd, StringList(m, "output_globs"),
                                     static_cast<uint32_t>(U64(m, "max_output_files", 32)),
                                     U64(m, "max_output_file_bytes", 8u << 20))) {
     files.push_back({{"name", f.name}, {"content_b64", Base64Encode(f.content)}, {"size", f.size},
@@ -129,6 +117,94 @@ json Exec(ChannelMessage& msg, const FsSetup& fs) {
   }
   reply["files"] = std::move(files);
   return reply;
+}
+
+json ExecError(const std::string& why) { return {{"type", "exited"}, {"exec_error", why}}; }
+
+json Exec(ChannelMessage& msg, const FsSetup& fs) {
+  const json& m = msg.body;
+  if (msg.fds.size() != 3 && msg.fds.size() != 4) {
+    return ExecError("exec message needs stdin, stdout, stderr (and optionally bridge) fds");
+  }
+  UniqueFd work(open("/work", O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (std::string err = WriteFiles(m, work.get()); !err.empty()) return ExecError(err);
+  ProgramSpec spec;
+  if (std::string err = ParseProgram(m, fs, &spec); !err.empty()) return ExecError(err);
+  spec.stdin_fd = msg.fds[0].get();
+  spec.stdout_fd = msg.fds[1].get();
+  spec.stderr_fd = msg.fds[2].get();
+  if (msg.fds.size() == 4) spec.bridge_fd = msg.fds[3].get();
+
+  StartedProgram started = StartProgram(spec);
+  // Our copies of the pipes must close so the supervisor sees EOF.
+  msg.fds.clear();
+  return ExitReply(WaitProgram(started), m, work.get());
+}
+
+// A program started ahead of its input (Jail::Start), waiting on fd 3.
+struct Pending {
+  StartedProgram started;
+  UniqueFd resume;  // write end of the program's fd 3
+};
+
+// "start": starts the program with fd 3 the read end of a pipe whose write
+// end init keeps until "resume".
+json Start(ChannelMessage& msg, const FsSetup& fs, std::optional<Pending>* pending) {
+  const json& m = msg.body;
+  if (pending->has_value()) return {{"type", "start_failed"}, {"message", "a program is already started"}};
+  if (msg.fds.size() != 3) return {{"type", "start_failed"}, {"message", "start needs stdin, stdout, stderr fds"}};
+  ProgramSpec spec;
+  if (std::string err = ParseProgram(m, fs, &spec); !err.empty()) {
+    return {{"type", "start_failed"}, {"message", err}};
+  }
+  int p[2];
+  if (pipe2(p, O_CLOEXEC) != 0) return {{"type", "start_failed"}, {"message", "pipe failed"}};
+  UniqueFd resume_read(p[0]), resume_write(p[1]);
+  spec.stdin_fd = msg.fds[0].get();
+  spec.stdout_fd = msg.fds[1].get();
+  spec.stderr_fd = msg.fds[2].get();
+  spec.bridge_fd = resume_read.get();
+  StartedProgram started = StartProgram(spec);
+  msg.fds.clear();
+  resume_read.Reset();
+  if (!started.exec_error.empty()) {
+    const ProgramExit exit = WaitProgram(started);
+    return {{"type", "start_failed"}, {"message", exit.exec_error}};
+  }
+  *pending = Pending{std::move(started), std::move(resume_write)};
+  return {{"type", "started"}};
+}
+
+// "resume": writes the input files, lowers RLIMIT_CPU to the run's, hands
+// the started program its arguments (each NUL-terminated) and the EOF that
+// says go, then waits for it like "exec".
+json Resume(const ChannelMessage& msg, std::optional<Pending>* pending) {
+  const json& m = msg.body;
+  if (!pending->has_value()) return ExecError("nothing was started in this jail");
+  Pending p = std::move(**pending);
+  pending->reset();
+  UniqueFd work(open("/work", O_PATH | O_DIRECTORY | O_CLOEXEC));
+  std::string err = WriteFiles(m, work.get());
+  if (const uint64_t cpu = U64(m, "cpu_seconds", 0); err.empty() && cpu != 0) {
+    rlimit rl{cpu, cpu + 1};
+    if (prlimit(p.started.pid, RLIMIT_CPU, &rl, nullptr) != 0) err = std::string("prlimit: ") + strerror(errno);
+  }
+  if (!err.empty()) {
+    kill(p.started.pid, SIGKILL);
+    (void)WaitProgram(p.started);
+    return ExecError(err);
+  }
+  std::string frame;
+  for (const std::string& a : StringList(m, "args")) frame += a + '\0';
+  // A program that died before its input sees nothing; its exit says why.
+  for (size_t off = 0; off < frame.size();) {
+    ssize_t n = write(p.resume.get(), frame.data() + off, frame.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    off += static_cast<size_t>(n);
+  }
+  p.resume.Reset();
+  return ExitReply(WaitProgram(p.started), m, work.get());
 }
 
 }  // namespace
@@ -154,12 +230,17 @@ int InitMain(int channel_fd) {
   }
   if (!SendMessage(channel_fd, {{"type", "ready"}}).ok()) return 1;
 
+  std::optional<Pending> pending;
   for (;;) {
     StatusOr<ChannelMessage> msg = ReceiveMessage(channel_fd);
     if (!msg.ok()) break;  // supervisor gone: exiting tears the jail down
     const std::string type = msg->body.value("type", "");
     if (type == "exec") {
       if (!SendMessage(channel_fd, Exec(*msg, fs)).ok()) break;
+    } else if (type == "start") {
+      if (!SendMessage(channel_fd, Start(*msg, fs, &pending)).ok()) break;
+    } else if (type == "resume") {
+      if (!SendMessage(channel_fd, Resume(*msg, &pending)).ok()) break;
     } else {
       (void)SendMessage(channel_fd, {{"type", "error"}, {"message", "unknown message type"}});
     }

@@ -114,8 +114,8 @@ void DropAllCapabilities() {
 
 }  // namespace
 
-ProgramExit RunProgram(const ProgramSpec& spec) {
-  ProgramExit out;
+StartedProgram StartProgram(const ProgramSpec& spec) {
+  StartedProgram out;
   if (spec.argv.empty()) {
     out.exec_error = "empty argv";
     return out;
@@ -136,6 +136,7 @@ ProgramExit RunProgram(const ProgramSpec& spec) {
     close(err_pipe[0]);
     ChildMain(spec, err_pipe[1]);
   }
+  out.pid = pid;
   close(err_pipe[1]);
   char buf[512];
   ssize_t n;
@@ -144,9 +145,14 @@ ProgramExit RunProgram(const ProgramSpec& spec) {
   } while (n < 0 && errno == EINTR);
   close(err_pipe[0]);
   if (n > 0) out.exec_error.assign(buf, static_cast<size_t>(n));
+  return out;
+}
 
+ProgramExit WaitProgram(const StartedProgram& started) {
+  ProgramExit out;
+  out.exec_error = started.exec_error;
   // PID 1 reaps everything; the first child's status is the program's.
-  for (;;) {
+  while (started.pid > 0) {
     int status = 0;
     rusage ru{};
     pid_t w = wait4(-1, &status, 0, &ru);
@@ -154,7 +160,7 @@ ProgramExit RunProgram(const ProgramSpec& spec) {
       if (errno == EINTR) continue;
       break;
     }
-    if (w == pid) {
+    if (w == started.pid) {
       if (WIFEXITED(status)) out.exit_code = WEXITSTATUS(status);
       if (WIFSIGNALED(status)) out.signal = WTERMSIG(status);
       out.cpu_ms = (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000ull +
@@ -171,5 +177,7 @@ ProgramExit RunProgram(const ProgramSpec& spec) {
   }
   return out;
 }
+
+ProgramExit RunProgram(const ProgramSpec& spec) { return WaitProgram(StartProgram(spec)); }
 
 }  // namespace airlock::jail

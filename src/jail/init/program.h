@@ -42,8 +42,21 @@ struct ProgramExit {
   std::string exec_error;  // non-empty if the program never started
 };
 
-// Forks and starts the program; waits for it, reaping every other process
-// of the jail on the way; then kills whatever it left behind.
+// A program that has been started (its execve succeeded, or it failed with
+// exec_error) and not yet waited for.
+struct StartedProgram {
+  pid_t pid = -1;          // -1 if fork itself failed
+  std::string exec_error;  // non-empty if the program never started
+};
+
+// Forks and starts the program; returns once its execve succeeded or failed.
+StartedProgram StartProgram(const ProgramSpec& spec);
+
+// Waits for a started program, reaping every other process of the jail on
+// the way; then kills whatever it left behind. Carries over exec_error.
+ProgramExit WaitProgram(const StartedProgram& started);
+
+// StartProgram, then WaitProgram.
 ProgramExit RunProgram(const ProgramSpec& spec);
 
 }  // namespace airlock::jail

@@ -1,0 +1,104 @@
+// The harness texts; see prestart_harness.h for the protocol.
+#include "runtimes/prestart_harness.h"
+
+namespace airlock::runtimes {
+
+std::string_view PythonPrestartHarness() {
+  return R"PY(
+def _airlock_resume():
+    # Paid before the run: what the hand-over needs, the compiler's first
+    # use (~1.4 ms), and a GC that will never scan the start-up objects again
+    # (they are not the program's; finalization gets cheaper).
+    import builtins, gc, importlib.machinery, os, sys
+    compile("pass", "<airlock>", "exec", dont_inherit=True)
+    gc.freeze()
+    raw = bytearray()
+    while True:
+        chunk = os.read(3, 65536)
+        if not chunk:
+            break
+        raw += chunk
+    os.close(3)
+    path = "/work/main.py"
+    args = [os.fsdecode(bytes(a)) for a in raw.split(b"\0")[:-1]]
+    sys.argv[:] = ["main.py", *args]
+    sys.orig_argv[:] = [sys.executable, "-I", "main.py", *args]
+    g = sys.modules["__main__"].__dict__
+    g.clear()
+    g.update(__name__="__main__", __doc__=None, __package__=None,
+             __loader__=importlib.machinery.SourceFileLoader("__main__", path), __spec__=None,
+             __annotations__={}, __builtins__=builtins, __file__=path, __cached__=None)
+    try:
+        with open(path, "rb") as f:
+            code = compile(f.read(), path, "exec", dont_inherit=True)
+        del f
+        exec(code, g)
+    except SystemExit:
+        raise
+    except BaseException as e:
+        tb = e.__traceback__.tb_next
+        sys.excepthook(type(e), e.with_traceback(tb), tb)
+        if isinstance(e, KeyboardInterrupt):
+            import signal
+            sys.stdout.flush()
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGINT)
+        sys.exit(1)
+_airlock_resume()
+)PY";
+}
+
+std::string_view NodePrestartHarness() {
+  return R"JS(
+(() => {
+  const fs = require('fs');
+  const raw = fs.readFileSync(3);
+  fs.closeSync(3);
+  const args = raw.toString('utf8').split('\0').slice(0, -1);
+  process.argv.splice(1, Infinity, '/work/main.js', ...args);
+  process.execArgv.length = 0;
+  delete process._eval;
+  require('module').runMain();
+})();
+)JS";
+}
+
+std::string_view RubyPrestartHarness() {
+  return R"RB(
+-> {
+  io = IO.new(3, "rb")
+  raw = io.read
+  io.close
+  ARGV.replace(raw.split("\0", -1)[0...-1].map { |a| a.force_encoding(Encoding.find("locale")) })
+  $0 = "main.rb"
+  begin
+    TOPLEVEL_BINDING.eval(File.read("main.rb"), "main.rb", 1)
+  rescue Exception => e
+    bt = e.backtrace || []
+    if e.is_a?(SyntaxError) && bt.all? { |l| l.start_with?("-e:") }
+      # main.rb itself does not parse: say so as `ruby main.rb` does.
+      $stderr.print e.message
+      exit 1
+    end
+    e.set_backtrace(bt.reject { |l| l.start_with?("-e:") }) if e.backtrace
+    raise e
+  end
+}.call
+)RB";
+}
+
+std::string_view PhpPrestartHarness() {
+  return R"PHP(
+$__airlock = fopen('php://fd/3', 'rb');
+$argv = array_merge(['main.php'], array_slice(explode("\0", stream_get_contents($__airlock)), 0, -1));
+fclose($__airlock);
+unset($__airlock);
+$argc = count($argv);
+$_SERVER['argv'] = $argv;
+$_SERVER['argc'] = $argc;
+$_SERVER['SCRIPT_NAME'] = $_SERVER['SCRIPT_FILENAME'] = $_SERVER['PHP_SELF'] = $_SERVER['PATH_TRANSLATED'] = 'main.php';
+require 'main.php';
+)PHP";
+}
+
+}  // namespace airlock::runtimes

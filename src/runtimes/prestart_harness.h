@@ -1,0 +1,43 @@
+// Harnesses for pre-started interpreters (LanguageSpec::prestart_argv).
+//
+// A warm pool starts an interpreter in a fresh jail ahead of any request
+// (Jail::Start): it loads, then blocks reading fd 3. When a run arrives, the
+// jail writes its input files, then writes the run's arguments to fd 3, each
+// followed by a NUL byte, and closes it (Jail::Resume). The harness then
+// turns the interpreter into what a cold `<interpreter> main.<ext> args...`
+// would have been at its first line, and runs /work/main.<ext>:
+//   python  sys.argv, sys.orig_argv, a fresh __main__ namespace (__file__,
+//           __loader__, ...), compile + exec; an uncaught exception is
+//           printed by sys.excepthook without the harness's frame, exit 1.
+//           Before the hand-over it pays the compiler's first use and
+//           gc.freeze()s the start-up objects (cheaper finalization).
+//   node    process.argv, process.execArgv, Module.runMain (the same path
+//           `node main.js` takes: require.main, stack traces, exit codes).
+//   ruby    ARGV, $0, then main.rb evaluated at top level as "main.rb";
+//           backtraces lose the harness's "-e:" lines, and a main.rb that
+//           does not parse is reported as `ruby main.rb` reports it.
+//   php     $argv, $argc, $_SERVER's script entries, then require main.php.
+// Known differences from a cold run, none a security matter: Python sees one
+// more frame below __main__ (sys._getframe) and a non-zero
+// gc.get_freeze_count(), Node's stack traces end in "[eval]" frames, Ruby's
+// __dir__ is "." (not "/work"), PHP's uncaught-exception trace gains a
+// "Command line code" line. stdin, stdout, stderr, env, cwd, rlimits,
+// seccomp and the jail are exactly those of a cold run.
+//
+// The harness is a convenience, not a boundary: it runs as the sandbox user
+// under the run's seccomp policy, in a jail no other run ever uses.
+#ifndef AIRLOCK_RUNTIMES_PRESTART_HARNESS_H_
+#define AIRLOCK_RUNTIMES_PRESTART_HARNESS_H_
+
+#include <string_view>
+
+namespace airlock::runtimes {
+
+std::string_view PythonPrestartHarness();  // for python3 -I -c
+std::string_view NodePrestartHarness();    // for node -e
+std::string_view RubyPrestartHarness();    // for ruby -e
+std::string_view PhpPrestartHarness();     // for php -r
+
+}  // namespace airlock::runtimes
+
+#endif  // AIRLOCK_RUNTIMES_PRESTART_HARNESS_H_

@@ -1,0 +1,323 @@
+// Pre-started interpreters (Jail::Start / Jail::Resume, prestart_harness.h):
+// a pooled run that resumes a waiting interpreter must be indistinguishable
+// from a cold run of the same request (but for the documented differences
+// of prestart_harness.h) — same stdout, stderr, exit status,
+// output files, rlimits — and its clock starts at the hand-over. Each case
+// runs twice on one executor: the first run is a pool miss (cold, asserted),
+// the second resumes the pre-started interpreter the miss asked for.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "jail/host.h"
+#include "jail/jail.h"
+#include "runtimes/language.h"
+#include "runtimes/local_executor.h"
+
+namespace airlock::runtimes {
+namespace {
+
+class PrestartTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    jail::HostOptions opts;
+    opts.init_path = std::string(AIRLOCK_BINARY_DIR) + "/airlock-init";
+    auto host = jail::JailHost::Create(opts);
+    ASSERT_TRUE(host.ok()) << host.status().ToString();
+    host_ = std::move(host).value();
+    auto ex = LocalExecutor::Create(*host_);
+    ASSERT_TRUE(ex.ok()) << ex.status().ToString();
+    executor_ = std::move(ex).value();
+    executor_->EnablePool({.max_per_shape = 1, .min_per_shape = 1, .max_total = 64}, {});
+  }
+
+  // Waits until the pool has made every jail it wants.
+  void Settle() {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (executor_->pool()->stats().pending > 0 && std::chrono::steady_clock::now() < end) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    ASSERT_EQ(executor_->pool()->stats().pending, 0u) << "the pool did not refill";
+  }
+
+  // Runs `req` cold (a pool miss), then pre-started; returns both. Each call
+  // gets a shape of its own (a memory limit no other call used).
+  std::pair<RunResult, RunResult> ColdThenPrestarted(RunRequest req) {
+    req.memory_mb = (req.memory_mb ? req.memory_mb : 256) + shapes_++;
+    CancelToken cancel;
+    Settle();
+    const uint64_t pre0 = executor_->prestarted_runs();
+    RunResult cold = executor_->Run(req, nullptr, cancel);
+    EXPECT_EQ(executor_->prestarted_runs(), pre0) << "the first run must be cold";
+    Settle();
+    RunResult warm = executor_->Run(req, nullptr, cancel);
+    EXPECT_EQ(executor_->prestarted_runs(), pre0 + 1) << "the second run must resume a pre-started interpreter";
+    return {cold, warm};
+  }
+
+  bool Have(const std::string& language) {
+    const LanguageSpec* spec = executor_->Find(language);
+    return spec != nullptr && !spec->prestart_argv.empty();
+  }
+
+  std::unique_ptr<jail::JailHost> host_;
+  std::unique_ptr<LocalExecutor> executor_;
+  uint64_t shapes_ = 0;
+};
+
+// Node's stack traces end in the frames that called Module.runMain: the
+// harness's "[eval]" frames instead of node's own run_main_module (a
+// documented difference, prestart_harness.h). Everything above is compared.
+std::string WithoutEntryFrames(const std::string& stderr_text) {
+  std::string out, line;
+  for (size_t i = 0; i <= stderr_text.size(); ++i) {
+    if (i < stderr_text.size() && stderr_text[i] != '\n') {
+      line += stderr_text[i];
+      continue;
+    }
+    const bool entry = line.find("[eval]") != std::string::npos ||
+                       line.find("node:internal/vm:") != std::string::npos ||
+                       line.find("node:internal/process/execution") != std::string::npos ||
+                       line.find("node:internal/main/run_main_module") != std::string::npos;
+    if (!entry) out += line + (i < stderr_text.size() ? "\n" : "");
+    line.clear();
+  }
+  return out;
+}
+
+void ExpectSame(const RunResult& cold, const RunResult& warm, const std::string& what) {
+  EXPECT_EQ(RunStatusName(warm.status), RunStatusName(cold.status)) << what << ": " << warm.message;
+  EXPECT_EQ(warm.exit_code, cold.exit_code) << what;
+  EXPECT_EQ(warm.signal, cold.signal) << what;
+  EXPECT_EQ(warm.stdout_text, cold.stdout_text) << what;
+  if (warm.language == "javascript") {
+    EXPECT_EQ(WithoutEntryFrames(warm.stderr_text), WithoutEntryFrames(cold.stderr_text)) << what;
+  } else {
+    EXPECT_EQ(warm.stderr_text, cold.stderr_text) << what;
+  }
+  ASSERT_EQ(warm.files.size(), cold.files.size()) << what;
+  for (size_t i = 0; i < cold.files.size(); ++i) {
+    EXPECT_EQ(warm.files[i].name, cold.files[i].name) << what;
+    EXPECT_EQ(warm.files[i].content, cold.files[i].content) << what;
+  }
+}
+
+struct Program {
+  std::string language;
+  std::string what;
+  std::string code;
+};
+
+// For each language: everything a program can observe of how it was
+// started, then the ways it can end.
+std::vector<Program> Programs() {
+  return {
+      {"python", "environment",
+       "import sys, os, resource\n"
+       "print(sys.argv, sys.orig_argv[1:], __name__, __file__, __spec__, __package__, __doc__)\n"
+       "print(sorted(k for k in globals()), type(__loader__).__name__, __loader__.path)\n"
+       "print(repr(sys.stdin.read()), os.getcwd(), sorted(os.environ.items()))\n"
+       "print(resource.getrlimit(resource.RLIMIT_CPU), resource.getrlimit(resource.RLIMIT_NOFILE))\n"
+       "print(sorted(os.listdir('/proc/self/fd')), open('in/data.txt').read(), sorted(os.listdir('.')))\n"
+       "print('nice', sorted({int(open(f'/proc/self/task/{t}/stat').read().rsplit(')', 1)[1].split()[16])\n"
+       "                      for t in os.listdir('/proc/self/task')}))\n"
+       "open('out.txt', 'w').write('written')\n"},
+      {"python", "uncaught exception", "def f():\n    raise ValueError('boom')\nprint('before')\nf()\n"},
+      {"python", "syntax error", "print('never'\n"},
+      {"python", "sys.exit", "import atexit, sys\natexit.register(lambda: print('atexit'))\nsys.exit(7)\n"},
+      {"python", "killed by a signal", "import os, signal\nos.kill(os.getpid(), signal.SIGTERM)\n"},
+      {"javascript", "environment",
+       "const fs = require('fs');\n"
+       "console.log(process.argv, process.execArgv, require.main === module, __filename, __dirname);\n"
+       "console.log(JSON.stringify(fs.readFileSync(0, 'utf8')), process.cwd(), JSON.stringify(process.env));\n"
+       "console.log(fs.readdirSync('/proc/self/fd').length >= 3, fs.readFileSync('in/data.txt', 'utf8'));\n"
+       "const nice = new Set(fs.readdirSync('/proc/self/task').map(\n"
+       "    (t) => fs.readFileSync(`/proc/self/task/${t}/stat`, 'utf8').split(')').pop().trim().split(' ')[16]));\n"
+       "console.log('nice', [...nice]);\n"
+       "fs.writeFileSync('out.txt', 'written');\n"},
+      {"javascript", "uncaught exception", "function f() { throw new Error('boom'); }\nconsole.log('before');\nf();\n"},
+      {"javascript", "syntax error", "console.log('never'\n"},
+      {"javascript", "process.exit", "process.on('exit', (c) => console.log('exit', c));\nprocess.exit(7);\n"},
+      {"ruby", "environment",
+       "p ARGV, $0, __FILE__, $0 == __FILE__, local_variables\n"
+       "p $stdin.read, Dir.pwd, ENV.to_h.sort, File.read('in/data.txt')\n"
+       "p Process.getrlimit(:CPU)\n"
+       "File.write('out.txt', 'written')\n"},
+      {"ruby", "uncaught exception", "def f = raise('boom')\nputs 'before'\nf\n"},
+      {"ruby", "syntax error", "puts('never'\n"},
+      {"ruby", "exit", "at_exit { puts 'at_exit' }\nexit 7\n"},
+      {"php", "environment",
+       "<?php\nvar_dump($argv, $argc, __FILE__, $_SERVER['SCRIPT_NAME'], $_SERVER['argv'], getcwd());\n"
+       "var_dump(stream_get_contents(STDIN), file_get_contents('in/data.txt'), getenv());\n"
+       "file_put_contents('out.txt', 'written');\n"},
+      {"php", "exit", "<?php\nregister_shutdown_function(function () { echo \"shutdown\\n\"; });\nexit(7);\n"},
+  };
+}
+
+TEST_F(PrestartTest, APreStartedRunMatchesAColdOne) {
+  int compared = 0;
+  for (const Program& p : Programs()) {
+    if (!Have(p.language)) continue;
+    RunRequest req;
+    req.language = p.language;
+    req.code = p.code;
+    req.args = {"one", "two words", "ünï"};
+    req.stdin_data = "line 1\nline 2\n";
+    req.files = {{"in/data.txt", "input file"}};
+    req.output_globs = {"out.txt"};
+    req.timeout_ms = 3000;
+    auto [cold, warm] = ColdThenPrestarted(req);
+    ExpectSame(cold, warm, p.language + " " + p.what);
+    if (p.what == "environment") {
+      EXPECT_EQ(cold.status, RunStatus::kOk) << p.language << ": " << cold.stderr_text;
+      EXPECT_NE(cold.stdout_text.find("two words"), std::string::npos) << cold.stdout_text;
+      EXPECT_NE(cold.stdout_text.find("line 1"), std::string::npos) << cold.stdout_text;
+      if (p.language == "python" || p.language == "javascript") {
+        // Every thread at the normal priority (the pool starts them lower).
+        EXPECT_NE(warm.stdout_text.find(p.language == "python" ? "nice [0]" : "nice [ '0' ]"), std::string::npos)
+            << warm.stdout_text;
+      }
+      ASSERT_EQ(warm.files.size(), 1u) << p.language;
+      EXPECT_EQ(warm.files[0].content, "written");
+    }
+    ++compared;
+  }
+  if (compared == 0) GTEST_SKIP() << "no interpreter with a pre-started form is installed";
+}
+
+TEST_F(PrestartTest, RlimitCpuIsTheRunsNotTheStartsAndTheClockStartsAtResume) {
+  if (!Have("python")) GTEST_SKIP() << "python not installed";
+  RunRequest req;
+  req.language = "python";
+  req.code = "import resource\nprint(resource.getrlimit(resource.RLIMIT_CPU))\n";
+  req.timeout_ms = 1500;
+  auto [cold, warm] = ColdThenPrestarted(req);
+  EXPECT_EQ(cold.stdout_text, "(3, 4)\n") << cold.stderr_text;
+  EXPECT_EQ(warm.stdout_text, "(3, 4)\n") << warm.stderr_text;
+
+  // The interpreter waited in the pool longer than the run's whole timeout:
+  // that time is not the run's.
+  req.memory_mb = 256 + shapes_ - 1;  // the shape the pair above used
+  Settle();
+  std::this_thread::sleep_for(std::chrono::milliseconds(1800));
+  CancelToken cancel;
+  const uint64_t pre0 = executor_->prestarted_runs();
+  RunResult late = executor_->Run(req, nullptr, cancel);
+  EXPECT_EQ(executor_->prestarted_runs(), pre0 + 1);
+  EXPECT_EQ(late.status, RunStatus::kOk) << late.message;
+  EXPECT_LT(late.wall_ms, 1000u);
+}
+
+TEST_F(PrestartTest, LimitsHoldInAPreStartedInterpreter) {
+  if (!Have("python")) GTEST_SKIP() << "python not installed";
+  struct Case {
+    std::string code;
+    RunStatus expected;
+  };
+  const std::vector<Case> cases = {
+      {"while True: pass\n", RunStatus::kTimeout},
+      {"x = bytearray(1 << 30)\n", RunStatus::kMemoryLimit},
+      {"import sys\nsys.stdout.write('x' * (4 << 20))\n", RunStatus::kOutputLimit},
+  };
+  for (const Case& c : cases) {
+    RunRequest req;
+    req.language = "python";
+    req.code = c.code;
+    req.timeout_ms = 1000;
+    req.memory_mb = 128;
+    req.max_output_bytes = 1 << 20;
+    auto [cold, warm] = ColdThenPrestarted(req);
+    EXPECT_EQ(RunStatusName(cold.status), RunStatusName(c.expected)) << c.code << cold.message;
+    EXPECT_EQ(RunStatusName(warm.status), RunStatusName(c.expected)) << c.code << warm.message;
+  }
+}
+
+class JailStartTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    jail::HostOptions opts;
+    opts.init_path = std::string(AIRLOCK_BINARY_DIR) + "/airlock-init";
+    auto host = jail::JailHost::Create(opts);
+    ASSERT_TRUE(host.ok()) << host.status().ToString();
+    host_ = std::move(host).value();
+    auto policy = jail::BuildDefaultPolicy({});
+    ASSERT_TRUE(policy.ok()) << policy.status().ToString();
+    policy_ = std::move(policy).value();
+    auto j = jail::Jail::Create(*host_, jail::JailConfig{});
+    ASSERT_TRUE(j.ok()) << j.status().ToString();
+    jail_ = std::move(j).value();
+  }
+
+  jail::ExecRequest Shell(const std::string& script) {
+    jail::ExecRequest r;
+    r.argv = {"/bin/sh", "-c", script};
+    r.env = {"PATH=/usr/bin:/bin"};
+    r.seccomp = &policy_;
+    r.limits.wall_ms = 5000;
+    return r;
+  }
+
+  std::unique_ptr<jail::JailHost> host_;
+  jail::BpfProgram policy_;
+  std::unique_ptr<jail::Jail> jail_;
+};
+
+TEST_F(JailStartTest, ResumeHandsOverArgsStdinAndFilesThroughFd3) {
+  // The program waits for fd 3's EOF, then shows what it was handed.
+  ASSERT_TRUE(jail_->Start(Shell("tr '\\0' '|' <&3; echo; cat; cat /work/f.txt; echo out > /work/o.txt")).ok());
+  EXPECT_TRUE(jail_->started());
+  jail::ExecRequest again = Shell("true");
+  EXPECT_EQ(jail_->Exec(again, nullptr).outcome, jail::ExecResult::Outcome::kJailError) << "one program at a time";
+  jail::ResumeRequest resume;
+  resume.args = {"a", "b c"};
+  resume.stdin_data = "from stdin\n";
+  resume.files = {{"f.txt", "from a file\n"}};
+  resume.output_globs = {"o.txt"};
+  resume.limits.wall_ms = 5000;
+  jail::ExecResult r = jail_->Resume(resume, nullptr);
+  EXPECT_EQ(r.outcome, jail::ExecResult::Outcome::kExited) << r.error;
+  EXPECT_EQ(r.exit_code, 0) << r.stderr_data;
+  EXPECT_EQ(r.stdout_data, "a|b c|\nfrom stdin\nfrom a file\n");
+  ASSERT_EQ(r.files.size(), 1u);
+  EXPECT_EQ(r.files[0].content, "out\n");
+  EXPECT_FALSE(jail_->started());
+  EXPECT_EQ(jail_->Resume(resume, nullptr).outcome, jail::ExecResult::Outcome::kJailError) << "nothing is started";
+}
+
+TEST_F(JailStartTest, AProgramThatCannotStartIsAnErrorAndTheJailStaysUsable) {
+  jail::ExecRequest bad = Shell("");
+  bad.argv = {"/nonexistent/interpreter"};
+  Status st = jail_->Start(bad);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("execve"), std::string::npos) << st.message();
+  EXPECT_FALSE(jail_->started());
+  jail::ExecResult r = jail_->Exec(Shell("echo fine"), nullptr);
+  EXPECT_EQ(r.stdout_data, "fine\n") << r.error;
+}
+
+TEST_F(JailStartTest, StartRefusesInputThatBelongsToResume) {
+  jail::ExecRequest r = Shell("cat");
+  r.stdin_data = "x";
+  EXPECT_EQ(jail_->Start(r).code(), StatusCode::kInvalidArgument);
+  r = Shell("cat");
+  r.seccomp = nullptr;
+  EXPECT_EQ(jail_->Start(r).code(), StatusCode::kInvalidArgument);
+}
+
+TEST_F(JailStartTest, TheWallClockOfAResumedProgramIsEnforced) {
+  ASSERT_TRUE(jail_->Start(Shell("cat <&3 >/dev/null; sleep 10")).ok());
+  jail::ResumeRequest resume;
+  resume.limits.wall_ms = 300;
+  const auto t0 = std::chrono::steady_clock::now();
+  jail::ExecResult r = jail_->Resume(resume, nullptr);
+  EXPECT_EQ(r.outcome, jail::ExecResult::Outcome::kTimedOut) << r.error;
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(3));
+  EXPECT_FALSE(jail_->alive());
+}
+
+}  // namespace
+}  // namespace airlock::runtimes
