@@ -213,8 +213,13 @@ StatusOr<std::unique_ptr<Jail>> Jail::Create(JailHost& host, const JailConfig& c
   if (!host.privileged()) AIRLOCK_RETURN_IF_ERROR(WriteProc(pid, "setgroups", "deny"));
   AIRLOCK_RETURN_IF_ERROR(WriteProc(pid, "uid_map", uid_map));
   AIRLOCK_RETURN_IF_ERROR(WriteProc(pid, "gid_map", gid_map));
-  if (jail->cgroup_) AIRLOCK_RETURN_IF_ERROR(jail->cgroup_->AddProcess(pid));
   if (write(parent_end.get(), "G", 1) != 1) return ErrnoError("release jail child");
+  // While the child execs airlock-init and builds the filesystem: joining
+  // the cgroup, whose first write waits for an RCU grace period on cgroup
+  // v1 (5-15 ms here). Init starts no process before "ready" is read below,
+  // so everything the jail ever runs is inside it; only init's own set-up
+  // is charged to the supervisor's cgroup.
+  if (jail->cgroup_) AIRLOCK_RETURN_IF_ERROR(jail->cgroup_->AddProcess(pid));
 
   std::vector<std::string> ro = BaseReadOnlyPaths();
   json required = json::array(), optional = json::array();

@@ -29,10 +29,7 @@ bool CanRaisePriority() {
 }
 
 JailPool::JailPool(jail::JailHost& host, JailPoolOptions options)
-    : host_(host),
-      options_(options),
-      refill_([this] { RefillLoop(); }),
-      reaper_([this] { ReapLoop(); }) {}
+    : host_(host), options_(options), refill_([this] { RefillLoop(); }) {}
 
 JailPool::~JailPool() {
   {
@@ -40,9 +37,7 @@ JailPool::~JailPool() {
     stop_ = true;
   }
   cv_.notify_all();
-  reap_cv_.notify_all();
   refill_.join();
-  reaper_.join();  // it empties retired_ before it returns
   // Ready jails die with their Shape (Jail's destructor kills and reaps).
 }
 
@@ -103,28 +98,6 @@ void JailPool::Warm(const std::string& key, Maker make) {
                                                            options_.max_per_shape));
   }
   cv_.notify_all();
-}
-
-void JailPool::Retire(std::unique_ptr<jail::Jail> used) {
-  if (!used) return;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    retired_.push_back(std::move(used));
-  }
-  reap_cv_.notify_one();
-}
-
-void JailPool::ReapLoop() {
-  std::unique_lock<std::mutex> lock(mu_);
-  for (;;) {
-    reap_cv_.wait(lock, [this] { return stop_ || !retired_.empty(); });
-    if (retired_.empty()) return;  // stop_, and nothing left to reap
-    std::vector<std::unique_ptr<jail::Jail>> batch;
-    batch.swap(retired_);
-    lock.unlock();
-    batch.clear();  // kill and reap outside the lock
-    lock.lock();
-  }
 }
 
 JailPool::Stats JailPool::stats() const {

@@ -18,7 +18,7 @@
 // without a Take lowers it by one, down to min_per_shape (0: the shape drains
 // completely when idle). One background thread refills shapes below their
 // target, creating one jail at a time, never more than max_total in all.
-// The destructor stops the threads and destroys every ready and retired jail.
+// The destructor stops the thread and destroys every ready jail.
 #ifndef AIRLOCK_RUNTIMES_JAIL_POOL_H_
 #define AIRLOCK_RUNTIMES_JAIL_POOL_H_
 
@@ -80,11 +80,6 @@ class JailPool {
   void Warm(const std::string& key, Maker make);
   void Warm(const std::string& key, const jail::JailConfig& config);
 
-  // Destroys a used jail on the pool's reaper thread, so that the run that
-  // used it need not wait for its teardown (kill, reap, cgroup removal).
-  // The pool's destructor finishes every retired jail before it returns.
-  void Retire(std::unique_ptr<jail::Jail> used);
-
   Stats stats() const;
 
  private:
@@ -98,7 +93,6 @@ class JailPool {
   Shape& ShapeOf(const std::string& key, Maker make);  // mu_ held
   Maker CreateFrom(const jail::JailConfig& config);
   void RefillLoop();
-  void ReapLoop();
   // The key of a shape below target with room left, or "" (mu_ held).
   std::string NextToFill();
   void Decay(std::chrono::steady_clock::time_point now);  // mu_ held
@@ -112,11 +106,7 @@ class JailPool {
   size_t creating_ = 0;
   bool stop_ = false;
   Stats stats_;
-  std::vector<std::unique_ptr<jail::Jail>> retired_;  // guarded by mu_
-  std::condition_variable reap_cv_;
-  // Last: started after everything they use.
-  std::thread refill_;
-  std::thread reaper_;
+  std::thread refill_;  // last: started after everything it uses
 };
 
 }  // namespace airlock::runtimes

@@ -409,11 +409,7 @@ RunResult LocalExecutor::RunInJail(const LanguageSpec& spec, const RunRequest& r
     if (spec.isolation == "wasm") run.limits.wall_ms = timeout_ms + kCodeModeGraceMs;
     r = (*jail)->Exec(run, &cancel);
   }
-  if (pool_) {
-    pool_->Retire(std::move(*jail));  // torn down on the pool's reaper thread
-  } else {
-    jail->reset();
-  }
+  reaper_.Retire(std::move(*jail));  // torn down off the request path
   report(RunPhase::kDone);
   RunResult result = MapExecResult(spec.name, r, timeout_ms, memory_mb, spec.max_pids);
   result.isolation = spec.isolation;

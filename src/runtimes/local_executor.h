@@ -19,6 +19,7 @@
 #include "runtimes/build_cache.h"
 #include "runtimes/code_executor.h"
 #include "runtimes/jail_pool.h"
+#include "runtimes/jail_reaper.h"
 #include "runtimes/language.h"
 
 namespace airlock::runtimes {
@@ -85,6 +86,9 @@ class LocalExecutor : public CodeExecutor {
   // Compiled once per distinct set of seccomp options; languages share them.
   std::map<std::pair<bool, bool>, jail::BpfProgram> policies_;
   std::unique_ptr<BuildCache> build_cache_;
+  // Used jails are destroyed here, off the request path; destroyed (and
+  // drained) after the pool.
+  JailReaper reaper_;
   std::unique_ptr<JailPool> pool_;  // before nothing that uses it; destroyed first
   bool prestart_ = false;
   std::atomic<uint64_t> prestarted_runs_{0};
