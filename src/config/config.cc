@@ -356,9 +356,10 @@ json ConfigSchemaDoc() {
       {"pool.min_per_language", "integer", "Ready jails kept when idle, once a language was used (default 1; 0 drains)."},
       {"pool.max_total", "integer", "Most ready jails in all (default 16)."},
       {"pool.idle_seconds", "integer", "Each idle period without a run lowers a language's target by one (default 300)."},
-      {"pool.warm", "string[]", "Languages warmed at start-up (default [\"python\"])."},
+      {"pool.warm", "string[]",
+       "Languages warmed at start-up (default [\"python\"]): \"python\" its native tier, \"python:wasm\" its WASM tier."},
       {"pool.prestart", "boolean",
-       "Ready jails of python, javascript, ruby and php hold their interpreter already started, waiting for the "
+       "Ready jails of python, javascript, ruby, php (and WASM-tier python) hold their interpreter already started, waiting for the "
        "program (default true; see docs/performance.md)."},
       {"build_cache.enabled", "boolean", "Keep compiled programs by content in `airlock serve`'s runner (default true)."},
       {"build_cache.max_mb", "integer", "Disk bound of the build cache; least recently used entries go first (256)."},

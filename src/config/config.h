@@ -82,9 +82,12 @@ struct PoolConfig {
   uint64_t min_per_language = 1;  // kept when idle once used; 0: drain to nothing
   uint64_t max_total = 16;        // ready jails in all
   uint64_t idle_seconds = 300;    // each idle period lowers a language's target by one
-  std::vector<std::string> warm = {"python"};  // warmed at start-up, before the first run
-  // Ready jails of python, javascript, ruby and php also hold their
-  // interpreter, started and waiting for the program (runtimes/prestart_harness.h).
+  // Warmed at start-up, before the first run: "python" (native tier),
+  // "python:wasm" (WASM tier).
+  std::vector<std::string> warm = {"python"};
+  // Ready jails of python, javascript, ruby, php (and WASM-tier python) also
+  // hold their interpreter, started and waiting for the program
+  // (runtimes/prestart_harness.h).
   bool prestart = true;
 };
 

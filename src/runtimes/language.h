@@ -35,9 +35,12 @@ struct LanguageSpec {
   // A warm pool's pre-started form of run_argv (prestart_harness.h): the
   // interpreter with a harness that waits on fd 3 for the run's arguments,
   // then runs source_file as run_argv would. Empty: runs are never
-  // pre-started. Only for interpreted native-tier languages (no compile
-  // step, no code mode).
+  // pre-started. Only for interpreted languages (no compile step, no code
+  // mode). "{heap_mb}" is replaced as in run_argv; "{timeout_ms}" cannot be.
   std::vector<std::string> prestart_argv;
+  // The pre-started program learns the run's timeout at the hand-over, as
+  // its first argument (airlock-js --resume-fd: its engine's deadline).
+  bool prestart_takes_timeout = false;
   std::vector<std::string> extra_env;
   std::vector<jail::BindMount> binds;  // beyond jail_fs.h's base set
   jail::SeccompOptions seccomp;

@@ -264,7 +264,12 @@ void LocalExecutor::EnablePool(const JailPoolOptions& options, const std::vector
   prestart_ = prestart;
   pool_ = std::make_unique<JailPool>(*host_, options);
   for (const LanguageSpec& spec : languages_) {
-    if (spec.code_mode || std::find(warm.begin(), warm.end(), spec.name) == warm.end()) continue;
+    // "python" warms the native tier, "python:wasm" the WASM tier (a
+    // pre-started CPython in the engine holds ~180 MiB; warm it on purpose).
+    const std::string tiered = spec.name + ":" + spec.isolation;
+    const bool wanted = std::find(warm.begin(), warm.end(), tiered) != warm.end() ||
+                        (spec.isolation == "native" && std::find(warm.begin(), warm.end(), spec.name) != warm.end());
+    if (spec.code_mode || !wanted) continue;
     const jail::JailConfig config = JailConfigFor(spec, spec.default_memory_mb, limits_.workdir_bytes);
     if (Prestarts(spec, nullptr)) {
       pool_->Warm(ShapeKey(spec, config) + "/prestarted", PrestartMaker(spec, config));
@@ -276,7 +281,7 @@ void LocalExecutor::EnablePool(const JailPoolOptions& options, const std::vector
 
 bool LocalExecutor::Prestarts(const LanguageSpec& spec, const BridgeHandler* bridge) const {
   return pool_ != nullptr && prestart_ && bridge == nullptr && !spec.prestart_argv.empty() && !spec.compile &&
-         !spec.code_mode && spec.isolation == "native";
+         !spec.code_mode;
 }
 
 JailPool::Maker LocalExecutor::PrestartMaker(const LanguageSpec& spec, const jail::JailConfig& config) {
@@ -285,7 +290,7 @@ JailPool::Maker LocalExecutor::PrestartMaker(const LanguageSpec& spec, const jai
   return [this, &spec, config]() -> StatusOr<std::unique_ptr<jail::Jail>> {
     AIRLOCK_ASSIGN_OR_RETURN(std::unique_ptr<jail::Jail> j, jail::Jail::Create(*host_, config));
     jail::ExecRequest start;
-    start.argv = spec.prestart_argv;
+    start.argv = ExpandRunArgv(spec.prestart_argv, 0, config.limits.memory_bytes >> 20);
     start.env = BaseEnv();
     start.env.insert(start.env.end(), spec.extra_env.begin(), spec.extra_env.end());
     start.seccomp = &policies_.at(PolicyKey(spec.seccomp));
@@ -383,13 +388,16 @@ RunResult LocalExecutor::RunInJail(const LanguageSpec& spec, const RunRequest& r
   if ((*jail)->started()) {
     // A pre-started interpreter: only the program is handed over.
     jail::ResumeRequest resume;
-    resume.args = request.args;
+    if (spec.prestart_takes_timeout) resume.args.push_back(std::to_string(timeout_ms));
+    resume.args.insert(resume.args.end(), request.args.begin(), request.args.end());
     resume.stdin_data = std::move(run.stdin_data);
     resume.files = std::move(run.files);
     resume.output_globs = std::move(run.output_globs);
     resume.max_output_files = run.max_output_files;
     resume.max_output_file_bytes = run.max_output_file_bytes;
     resume.limits = run.limits;
+    // WASM tier: the engine's own deadline fires first; the jail's is the backstop.
+    if (spec.isolation == "wasm") resume.limits.wall_ms = timeout_ms + kCodeModeGraceMs;
     r = (*jail)->Resume(resume, &cancel);
     ++prestarted_runs_;
   } else if (bridge != nullptr) {

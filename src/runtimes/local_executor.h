@@ -52,7 +52,8 @@ class LocalExecutor : public CodeExecutor {
 
   // From now on runs take pre-created jails from a pool (jail_pool.h) when
   // one of their exact shape is ready, else create one as before. The
-  // languages in `warm` (both tiers) are warmed at their default limits now.
+  // languages in `warm` are warmed at their default limits now: "python"
+  // its native tier, "python:wasm" its WASM tier.
   // With `prestart`, a pooled jail of a language that has prestart_argv
   // (python, javascript, ruby, php) also holds its interpreter, started and
   // waiting (Jail::Start); a run hands it the program (Jail::Resume) instead

@@ -48,6 +48,48 @@ _airlock_resume()
 )PY";
 }
 
+std::string_view WasmPythonPrestartHarness() {
+  return R"PY(
+def _airlock_resume():
+    # Paid before the run, as in the native harness; then the hand-over
+    # arrives on stdin: a 10-digit length, the NUL-terminated arguments,
+    # then the run's real stdin (airlock-js --resume-fd).
+    import builtins, gc, importlib.machinery, os, sys
+    compile("pass", "<airlock>", "exec", dont_inherit=True)
+    gc.freeze()
+    def read_exact(n):
+        b = bytearray()
+        while len(b) < n:
+            chunk = os.read(0, n - len(b))
+            if not chunk:
+                break
+            b += chunk
+        return bytes(b)
+    raw = read_exact(int(read_exact(10)))
+    path = os.getcwd() + "/main.py"  # as `python main.py` computes it: "//main.py"
+    args = [os.fsdecode(a) for a in raw.split(b"\0")[:-1]]
+    sys.argv[:] = ["main.py", *args]
+    sys.orig_argv[:] = [sys.orig_argv[0], "main.py", *args]
+    g = sys.modules["__main__"].__dict__
+    g.clear()
+    g.update(__name__="__main__", __doc__=None, __package__=None,
+             __loader__=importlib.machinery.SourceFileLoader("__main__", path), __spec__=None,
+             __annotations__={}, __builtins__=builtins, __file__=path, __cached__=None)
+    try:
+        with open(path, "rb") as f:
+            code = compile(f.read(), path, "exec", dont_inherit=True)
+        del f
+        exec(code, g)
+    except SystemExit:
+        raise
+    except BaseException as e:
+        tb = e.__traceback__.tb_next
+        sys.excepthook(type(e), e.with_traceback(tb), tb)
+        sys.exit(1)
+_airlock_resume()
+)PY";
+}
+
 std::string_view NodePrestartHarness() {
   return R"JS(
 (() => {

@@ -17,6 +17,8 @@
 //           backtraces lose the harness's "-e:" lines, and a main.rb that
 //           does not parse is reported as `ruby main.rb` reports it.
 //   php     $argv, $argc, $_SERVER's script entries, then require main.php.
+//   python in the WASM tier: as python, but the hand-over arrives on the
+//           guest's stdin (WasmPythonPrestartHarness).
 // Known differences from a cold run, none a security matter: Python sees one
 // more frame below __main__ (sys._getframe) and a non-zero
 // gc.get_freeze_count(), Node's stack traces end in "[eval]" frames, Ruby's
@@ -34,6 +36,10 @@
 namespace airlock::runtimes {
 
 std::string_view PythonPrestartHarness();  // for python3 -I -c
+// For CPython in the WASM tier (airlock-js --wasi … --resume-fd 3 -- python
+// -c): the hand-over arrives on the guest's stdin instead of fd 3 (a
+// 10-digit length, the arguments, then the real stdin; wasi_runner.cc).
+std::string_view WasmPythonPrestartHarness();
 std::string_view NodePrestartHarness();    // for node -e
 std::string_view RubyPrestartHarness();    // for ruby -e
 std::string_view PhpPrestartHarness();     // for php -r

@@ -2,6 +2,7 @@
 // embedded engine (airlock-js, SpiderMonkey), itself inside the jail, with no
 // host system interface of their own.
 #include "runtimes/language.h"
+#include "runtimes/prestart_harness.h"
 
 #include <cstdlib>
 #include <filesystem>
@@ -101,6 +102,12 @@ std::vector<LanguageSpec> WasmTierLanguages(const std::string& airlock_js_path, 
                    std::string(kJailWasmPythonDir) + "/python-stdlib.tar=/usr", "--env", "PYTHONHOME=/usr",
                    "--env", "PYTHONDONTWRITEBYTECODE=1", "--heap-mb", "{heap_mb}", "--wasm-max-mb", "{heap_mb}",
                    "--deadline-ms", "{timeout_ms}", "--work", "/work=/work", "--", "python", "main.py"};
+    py.prestart_argv = {kJailAirlockJsPath, "--wasi", std::string(kJailWasmPythonDir) + "/python.wasm", "--tar",
+                        std::string(kJailWasmPythonDir) + "/python-stdlib.tar=/usr", "--env", "PYTHONHOME=/usr",
+                        "--env", "PYTHONDONTWRITEBYTECODE=1", "--heap-mb", "{heap_mb}", "--wasm-max-mb", "{heap_mb}",
+                        "--work", "/work=/work", "--resume-fd", "3", "--", "python", "-c",
+                        std::string(WasmPythonPrestartHarness())};
+    py.prestart_takes_timeout = true;
     py.notes = "CPython compiled to wasm32-wasi, standard library only (no sockets, threads or subprocesses)";
     all.push_back(py);
   }

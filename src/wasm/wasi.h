@@ -68,6 +68,10 @@ struct WasiOptions {
   uint32_t max_fds = 1024;
   // On the monotonic clock; poll_oneoff never sleeps past it.
   std::optional<uint64_t> deadline_monotonic_ns;
+  // When set, stdin_bytes is ignored: the guest's first read of stdin calls
+  // this once and reads what it returns (a pre-started guest's input, which
+  // exists only after the hand-over).
+  std::function<std::string()> stdin_source;
   WasiHost host;
 };
 
@@ -102,6 +106,9 @@ class WasiContext {
 
   uint32_t Call(size_t index, std::span<uint8_t> memory, std::span<const uint64_t> args);
   uint32_t Call(std::string_view name, std::span<uint8_t> memory, std::span<const uint64_t> args);
+
+  // Sets the deadline of a context created without one (see stdin_source).
+  void SetDeadline(uint64_t monotonic_ns) { opts_.deadline_monotonic_ns = monotonic_ns; }
 
   bool exited() const { return exit_code_.has_value(); }
   std::optional<uint32_t> exit_code() const { return exit_code_; }

@@ -131,6 +131,10 @@ Errno WasiContext::FdRead(GuestMemory& mem, uint32_t fd, uint32_t iovs, uint32_t
   if (offset && f->kind == FdKind::kStdin) return Errno::kSpipe;
   if (n > kMaxIovs) return Errno::kInval;
   if (!mem.InRange(iovs, uint64_t{n} * L::kIovecSize) || !mem.InRange(out, 4)) return Errno::kFault;
+  if (f->kind == FdKind::kStdin && opts_.stdin_source) {
+    opts_.stdin_bytes = opts_.stdin_source();
+    opts_.stdin_source = nullptr;
+  }
   uint64_t pos = offset ? *offset : f->kind == FdKind::kStdin ? stdin_offset_ : f->offset;
   uint64_t total = 0;
   for (uint32_t i = 0; i < n; ++i) {

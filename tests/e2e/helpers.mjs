@@ -190,15 +190,31 @@ export async function errorOrResult(fn) {
 
 // PIDs whose command line contains `marker` (host view of /proc: jailed
 // processes live in their own PID namespace but are visible here).
+// Processes whose command line carries `marker`, or that live in a jail
+// whose /work/main.* carries it (a pre-started interpreter's command line is
+// its harness, not the run's arguments; the jail's init counts too).
 export function pidsWithMarker(marker) {
   const pids = [];
   for (const ent of readdirSync('/proc')) {
     if (!/^\d+$/.test(ent) || Number(ent) === process.pid) continue;
     try {
       const cmdline = readFileSync(`/proc/${ent}/cmdline`, 'utf8');
-      if (cmdline.includes(marker)) pids.push(Number(ent));
+      if (cmdline.includes(marker)) {
+        pids.push(Number(ent));
+        continue;
+      }
     } catch {
-      // exited meanwhile
+      continue;  // exited meanwhile
+    }
+    for (const main of ['main.py', 'main.js', 'main.rb', 'main.php', 'main.sh']) {
+      try {
+        if (readFileSync(`/proc/${ent}/root/work/${main}`, 'utf8').includes(marker)) {
+          pids.push(Number(ent));
+          break;
+        }
+      } catch {
+        // not a jail, no such file, or exited meanwhile
+      }
     }
   }
   return pids;

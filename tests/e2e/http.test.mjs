@@ -217,7 +217,7 @@ describe('http: raw protocol and security', () => {
     const ac = new AbortController();
     const pending = fetch(server.url, {
       method: 'POST', headers, signal: ac.signal,
-      body: JSON.stringify({ jsonrpc: '2.0', id: 20, method: 'tools/call', params: { name: 'run_code', arguments: { language: 'python', code: 'while True:\n    pass', args: [marker], timeout_ms: 30000 } } }),
+      body: JSON.stringify({ jsonrpc: '2.0', id: 20, method: 'tools/call', params: { name: 'run_code', arguments: { language: 'python', code: `# ${marker}\nwhile True:\n    pass`, args: [marker], timeout_ms: 30000 } } }),
     }).then((r) => r.text());
     pending.catch(() => {});
     assert.ok(await waitFor(() => pidsWithMarker(marker).length > 0, 15000), 'run started');
@@ -229,7 +229,7 @@ describe('http: raw protocol and security', () => {
   it('DELETE of a session cancels its running call', async () => {
     const conn = await connectHttp(server.url);
     const marker = uniqueMarker('delete');
-    const call = runCode(conn.client, { language: 'python', code: 'while True:\n    pass', args: [marker], timeout_ms: 30000 });
+    const call = runCode(conn.client, { language: 'python', code: `# ${marker}\nwhile True:\n    pass`, args: [marker], timeout_ms: 30000 });
     call.catch(() => {});
     assert.ok(await waitFor(() => pidsWithMarker(marker).length > 0, 15000), 'run started');
     await conn.transport.terminateSession();

@@ -236,7 +236,11 @@ export function defineSharedTests(ctx) {
     const events = [];
     const r = await runCode(
       client,
-      { language: 'c', code: '#include <stdio.h>\nint main(void){puts("p");return 0;}' },
+      // It runs for 300 ms: the SDK client drops progress notifications that
+      // arrive in the same read as the response (they are dispatched in a
+      // microtask, after the response has removed the handler), and a
+      // pre-started or cached run can answer within a few milliseconds.
+      { language: 'c', code: '#include <stdio.h>\n#include <unistd.h>\nint main(void){usleep(300000);puts("p");return 0;}' },
       { onprogress: (p) => events.push(p) },
     );
     assert.equal(r.structuredContent.status, 'ok', describeResult(r));
@@ -255,7 +259,7 @@ export function defineSharedTests(ctx) {
     const { client } = ctx();
     const marker = uniqueMarker('cancel');
     const ac = new AbortController();
-    const call = runCode(client, { language: 'python', code: 'while True:\n    pass', args: [marker], timeout_ms: 30000 }, { signal: ac.signal });
+    const call = runCode(client, { language: 'python', code: `# ${marker}\nwhile True:\n    pass`, args: [marker], timeout_ms: 30000 }, { signal: ac.signal });
     call.catch(() => {}); // observed below
     const started = await waitFor(() => pidsWithMarker(marker).length > 0, 15000);
     assert.ok(started, 'the jailed program started (its argv carries the marker)');

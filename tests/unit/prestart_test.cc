@@ -29,7 +29,11 @@ class PrestartTest : public ::testing::Test {
     auto host = jail::JailHost::Create(opts);
     ASSERT_TRUE(host.ok()) << host.status().ToString();
     host_ = std::move(host).value();
-    auto ex = LocalExecutor::Create(*host_);
+    std::vector<LanguageSpec> languages = BuiltinLanguages();
+    for (LanguageSpec& l : WasmTierLanguages(std::string(AIRLOCK_BINARY_DIR) + "/airlock-js", DefaultWasmCacheDir())) {
+      languages.push_back(std::move(l));
+    }
+    auto ex = LocalExecutor::Create(*host_, {}, std::move(languages));
     ASSERT_TRUE(ex.ok()) << ex.status().ToString();
     executor_ = std::move(ex).value();
     executor_->EnablePool({.max_per_shape = 1, .min_per_shape = 1, .max_total = 64}, {});
@@ -59,8 +63,8 @@ class PrestartTest : public ::testing::Test {
     return {cold, warm};
   }
 
-  bool Have(const std::string& language) {
-    const LanguageSpec* spec = executor_->Find(language);
+  bool Have(const std::string& language, const std::string& isolation = "native") {
+    const LanguageSpec* spec = executor_->Find(language, false, isolation);
     return spec != nullptr && !spec->prestart_argv.empty();
   }
 
@@ -110,6 +114,7 @@ struct Program {
   std::string language;
   std::string what;
   std::string code;
+  std::string isolation = "native";
 };
 
 // For each language: everything a program can observe of how it was
@@ -155,15 +160,37 @@ std::vector<Program> Programs() {
        "var_dump(stream_get_contents(STDIN), file_get_contents('in/data.txt'), getenv());\n"
        "file_put_contents('out.txt', 'written');\n"},
       {"php", "exit", "<?php\nregister_shutdown_function(function () { echo \"shutdown\\n\"; });\nexit(7);\n"},
+      // CPython in the WASM tier (airlock-js --resume-fd).
+      {"python", "environment",
+       "import sys, os\n"
+       "print(sys.argv, sys.orig_argv[1:], __name__, __file__, __spec__, sorted(globals()))\n"
+       "print(repr(sys.stdin.read()), os.getcwd(), open('in/data.txt').read(), sorted(os.listdir('.')))\n"
+       "open('out.txt', 'w').write('written')\n",
+       "wasm"},
+      {"python", "escape attempts",
+       "import os\n"
+       "def t(f):\n"
+       "    try:\n"
+       "        return f()\n"
+       "    except BaseException as e:\n"
+       "        return type(e).__name__\n"
+       "print(t(lambda: open('/etc/passwd').read()[:20]), t(lambda: open('/proc/self/environ').read()))\n"
+       "print(sorted(os.listdir('/')), dict(os.environ))\n"
+       "print(t(lambda: __import__('socket').socket()), t(lambda: __import__('subprocess').run(['id'])))\n",
+       "wasm"},
+      {"python", "uncaught exception", "def f():\n    raise ValueError('boom')\nprint('before')\nf()\n", "wasm"},
+      {"python", "syntax error", "print('never'\n", "wasm"},
+      {"python", "sys.exit", "import atexit, sys\natexit.register(lambda: print('atexit'))\nsys.exit(7)\n", "wasm"},
   };
 }
 
 TEST_F(PrestartTest, APreStartedRunMatchesAColdOne) {
   int compared = 0;
   for (const Program& p : Programs()) {
-    if (!Have(p.language)) continue;
+    if (!Have(p.language, p.isolation)) continue;
     RunRequest req;
     req.language = p.language;
+    req.isolation = p.isolation;
     req.code = p.code;
     req.args = {"one", "two words", "ünï"};
     req.stdin_data = "line 1\nline 2\n";
@@ -171,12 +198,12 @@ TEST_F(PrestartTest, APreStartedRunMatchesAColdOne) {
     req.output_globs = {"out.txt"};
     req.timeout_ms = 3000;
     auto [cold, warm] = ColdThenPrestarted(req);
-    ExpectSame(cold, warm, p.language + " " + p.what);
+    ExpectSame(cold, warm, p.language + " (" + p.isolation + ") " + p.what);
     if (p.what == "environment") {
       EXPECT_EQ(cold.status, RunStatus::kOk) << p.language << ": " << cold.stderr_text;
       EXPECT_NE(cold.stdout_text.find("two words"), std::string::npos) << cold.stdout_text;
       EXPECT_NE(cold.stdout_text.find("line 1"), std::string::npos) << cold.stdout_text;
-      if (p.language == "python" || p.language == "javascript") {
+      if (p.isolation == "native" && (p.language == "python" || p.language == "javascript")) {
         // Every thread at the normal priority (the pool starts them lower).
         EXPECT_NE(warm.stdout_text.find(p.language == "python" ? "nice [0]" : "nice [ '0' ]"), std::string::npos)
             << warm.stdout_text;
@@ -210,6 +237,20 @@ TEST_F(PrestartTest, RlimitCpuIsTheRunsNotTheStartsAndTheClockStartsAtResume) {
   EXPECT_EQ(executor_->prestarted_runs(), pre0 + 1);
   EXPECT_EQ(late.status, RunStatus::kOk) << late.message;
   EXPECT_LT(late.wall_ms, 1000u);
+}
+
+TEST_F(PrestartTest, TheWasmEnginesDeadlineComesWithTheHandOver) {
+  if (!Have("python", "wasm")) GTEST_SKIP() << "no CPython WASI build cached";
+  RunRequest req;
+  req.language = "python";
+  req.isolation = "wasm";
+  req.code = "while True: pass\n";
+  req.timeout_ms = 1000;
+  auto [cold, warm] = ColdThenPrestarted(req);
+  EXPECT_EQ(RunStatusName(cold.status), RunStatusName(RunStatus::kTimeout)) << cold.message << cold.stderr_text;
+  EXPECT_EQ(RunStatusName(warm.status), RunStatusName(RunStatus::kTimeout)) << warm.message << warm.stderr_text;
+  EXPECT_EQ(warm.message, cold.message);
+  EXPECT_LT(warm.wall_ms, 3000u);
 }
 
 TEST_F(PrestartTest, LimitsHoldInAPreStartedInterpreter) {

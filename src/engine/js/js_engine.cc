@@ -90,6 +90,13 @@ Status JsEngine::Init() {
   return OkStatus();
 }
 
+Status JsEngine::SetDeadline(Clock::time_point deadline) {
+  if (options_.deadline) return FailedPrecondition("the engine already has a deadline");
+  options_.deadline = deadline;
+  watchdog_.Start(deadline, [this] { RequestStop(StopReason::kDeadline); });
+  return OkStatus();
+}
+
 JsEngine::~JsEngine() {
   watchdog_.Stop();
   if (cx_) {

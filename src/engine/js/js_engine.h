@@ -142,6 +142,9 @@ class JsEngine {
 
   StopReason stop_reason() const { return stop_reason_.load(); }
   std::optional<Clock::time_point> deadline() const { return options_.deadline; }
+  // Sets the wall-clock deadline of an engine created without one (a
+  // pre-started engine learns it when its program arrives). Only once.
+  Status SetDeadline(Clock::time_point deadline);
   const EngineOptions& options() const { return options_; }
 
  private:

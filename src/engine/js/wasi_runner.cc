@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -44,6 +45,13 @@ struct WasiFlags {
   std::optional<std::pair<std::string, std::string>> work;  // host dir, guest dir
   std::vector<std::string> env;  // NAME=VALUE for the guest (nothing else)
   std::vector<std::string> argv;
+  // Pre-started (--resume-fd N): the engine, module, runtime trees and
+  // guest start up now; the guest's first read of stdin blocks until fd N
+  // delivers "DEADLINE_MS\0ARG\0ARG\0..." and EOF (airlock-init's
+  // hand-over), then loads the work dir, reads stdin and starts the
+  // deadline, and the guest reads a 10-digit length, the NUL-terminated
+  // arguments, then the real stdin (its harness's protocol).
+  int resume_fd = -1;
 };
 
 void Write(int fd, std::string_view s) {
@@ -110,6 +118,8 @@ StatusOr<WasiFlags> ParseWasiFlags(int argc, char** argv) {
       f.wasm_max_mb = *n;
     } else if (a == "--max-output-bytes") {
       f.max_output_bytes = *n;
+    } else if (a == "--resume-fd" && *n >= 3 && *n < 1024) {
+      f.resume_fd = static_cast<int>(*n);
     } else {
       return InvalidArgument("unknown flag or bad value: " + std::string(a));
     }
@@ -152,6 +162,19 @@ std::string ReadStdin() {
     out.append(buf, static_cast<size_t>(n));
   }
   if (out.size() > kMaxStdinBytes) out.resize(kMaxStdinBytes);
+  return out;
+}
+
+// Everything `fd` delivers until EOF, at most `max` bytes.
+std::string ReadAllFrom(int fd, uint64_t max) {
+  std::string out;
+  char buf[65536];
+  while (out.size() < max) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
   return out;
 }
 
@@ -252,11 +275,39 @@ int WasiMainWith(int argc, char** argv, const WasiDriver& driver) {
   }
   wo.args = flags->argv;
   wo.env = flags->env;
-  wo.stdin_bytes = ReadStdin();
+  // Set once they exist; the pre-started hand-over (below) needs them.
+  wasm::WasiContext* wasi_ptr = nullptr;
+  JsEngine* engine_ptr = nullptr;
+  if (flags->resume_fd >= 0) {
+    wo.stdin_source = [&]() -> std::string {
+      std::string frame = ReadAllFrom(flags->resume_fd, 16u << 20);
+      ::close(flags->resume_fd);
+      const size_t nul = frame.find('\0');
+      const std::optional<uint64_t> ms =
+          Number(std::string_view(frame).substr(0, nul == std::string::npos ? frame.size() : nul));
+      const std::string args = nul == std::string::npos ? "" : frame.substr(nul + 1);
+      if (ms && *ms > 0) {
+        flags->deadline_ms = *ms;
+        wasi_ptr->SetDeadline(MonotonicNs() + *ms * 1'000'000ull);
+        (void)engine_ptr->SetDeadline(Clock::now() + std::chrono::milliseconds(*ms));
+      }
+      if (work) {
+        if (Status st = LoadWorkDir(vfs, work, flags->work->first); !st.ok()) {
+          Write(2, "airlock-js: " + st.message() + "\n");
+        }
+      }
+      char len[16];
+      snprintf(len, sizeof len, "%010zu", args.size());
+      return std::string(len) + args + ReadStdin();
+    };
+  } else {
+    wo.stdin_bytes = ReadStdin();
+  }
   wo.stdout_cap = flags->max_output_bytes;
   wo.stderr_cap = flags->max_output_bytes;
   if (flags->deadline_ms > 0) wo.deadline_monotonic_ns = start_ns + flags->deadline_ms * 1'000'000ull;
   wasm::WasiContext wasi(vfs, std::move(wo));
+  wasi_ptr = &wasi;
 
   EngineOptions options;
   options.heap_bytes = flags->heap_mb << 20;
@@ -279,6 +330,7 @@ int WasiMainWith(int argc, char** argv, const WasiDriver& driver) {
                          return HostResult::Value(static_cast<int32_t>(r));
                        }});
   }
+  engine_ptr = engine->get();
   WasiGuest guest{**engine, *capped, imports, wasi, flags->argv};
   WasmOutcome outcome = driver(guest);
   capped->clear();
@@ -316,9 +368,10 @@ int WasiMainWith(int argc, char** argv, const WasiDriver& driver) {
       code = 1;
       break;
   }
-  imports.clear();
-  engine->reset();
-  return code;
+  // Everything the run produced is written (raw writes, the work dir saved).
+  // Tearing down an engine that holds a compiled interpreter and its heap
+  // (CPython: ~180 MiB) only costs time; the process ends here.
+  _exit(code);
 }
 
 }  // namespace airlock::engine::js
