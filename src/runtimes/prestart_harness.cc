@@ -1,10 +1,17 @@
 // The harness texts; see prestart_harness.h for the protocol.
 #include "runtimes/prestart_harness.h"
 
+#include <string>
+
 namespace airlock::runtimes {
 
-std::string_view PythonPrestartHarness() {
-  return R"PY(
+namespace {
+
+// The two Python harnesses differ only in how the hand-over arrives; each
+// prologue ends with `raw` (the NUL-terminated arguments), `path` (main.py
+// as the cold command computes it) and `orig` (sys.orig_argv before the
+// arguments). This body does the rest, identically for both.
+constexpr std::string_view kPythonPaidBeforeTheRun = R"PY(
 def _airlock_resume():
     # Paid before the run: what the hand-over needs, the compiler's first
     # use (~1.4 ms), and a GC that will never scan the start-up objects again
@@ -12,6 +19,10 @@ def _airlock_resume():
     import builtins, gc, importlib.machinery, os, sys
     compile("pass", "<airlock>", "exec", dont_inherit=True)
     gc.freeze()
+)PY";
+
+constexpr std::string_view kPythonNativeHandOver = R"PY(
+    # The arguments on fd 3, until airlock-init closes it.
     raw = bytearray()
     while True:
         chunk = os.read(3, 65536)
@@ -20,43 +31,12 @@ def _airlock_resume():
         raw += chunk
     os.close(3)
     path = "/work/main.py"
-    args = [os.fsdecode(bytes(a)) for a in raw.split(b"\0")[:-1]]
-    sys.argv[:] = ["main.py", *args]
-    sys.orig_argv[:] = [sys.executable, "-I", "main.py", *args]
-    g = sys.modules["__main__"].__dict__
-    g.clear()
-    g.update(__name__="__main__", __doc__=None, __package__=None,
-             __loader__=importlib.machinery.SourceFileLoader("__main__", path), __spec__=None,
-             __annotations__={}, __builtins__=builtins, __file__=path, __cached__=None)
-    try:
-        with open(path, "rb") as f:
-            code = compile(f.read(), path, "exec", dont_inherit=True)
-        del f
-        exec(code, g)
-    except SystemExit:
-        raise
-    except BaseException as e:
-        tb = e.__traceback__.tb_next
-        sys.excepthook(type(e), e.with_traceback(tb), tb)
-        if isinstance(e, KeyboardInterrupt):
-            import signal
-            sys.stdout.flush()
-            signal.signal(signal.SIGINT, signal.SIG_DFL)
-            os.kill(os.getpid(), signal.SIGINT)
-        sys.exit(1)
-_airlock_resume()
+    orig = [sys.executable, "-I", "main.py"]
 )PY";
-}
 
-std::string_view WasmPythonPrestartHarness() {
-  return R"PY(
-def _airlock_resume():
-    # Paid before the run, as in the native harness; then the hand-over
-    # arrives on stdin: a 10-digit length, the NUL-terminated arguments,
-    # then the run's real stdin (airlock-js --resume-fd).
-    import builtins, gc, importlib.machinery, os, sys
-    compile("pass", "<airlock>", "exec", dont_inherit=True)
-    gc.freeze()
+constexpr std::string_view kPythonWasmHandOver = R"PY(
+    # airlock-js --resume-fd: the guest's stdin starts with a 10-digit
+    # length and the arguments; the run's real stdin follows.
     def read_exact(n):
         b = bytearray()
         while len(b) < n:
@@ -67,9 +47,13 @@ def _airlock_resume():
         return bytes(b)
     raw = read_exact(int(read_exact(10)))
     path = os.getcwd() + "/main.py"  # as `python main.py` computes it: "//main.py"
-    args = [os.fsdecode(a) for a in raw.split(b"\0")[:-1]]
+    orig = [sys.orig_argv[0], "main.py"]
+)PY";
+
+constexpr std::string_view kPythonRunMain = R"PY(
+    args = [os.fsdecode(bytes(a)) for a in raw.split(b"\0")[:-1]]
     sys.argv[:] = ["main.py", *args]
-    sys.orig_argv[:] = [sys.orig_argv[0], "main.py", *args]
+    sys.orig_argv[:] = [*orig, *args]
     g = sys.modules["__main__"].__dict__
     g.clear()
     g.update(__name__="__main__", __doc__=None, __package__=None,
@@ -85,9 +69,27 @@ def _airlock_resume():
     except BaseException as e:
         tb = e.__traceback__.tb_next
         sys.excepthook(type(e), e.with_traceback(tb), tb)
+        if isinstance(e, KeyboardInterrupt) and hasattr(os, "kill"):
+            import signal
+            sys.stdout.flush()
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGINT)
         sys.exit(1)
 _airlock_resume()
 )PY";
+
+}  // namespace
+
+std::string_view PythonPrestartHarness() {
+  static const std::string harness = std::string(kPythonPaidBeforeTheRun) + std::string(kPythonNativeHandOver) +
+                                     std::string(kPythonRunMain);
+  return harness;
+}
+
+std::string_view WasmPythonPrestartHarness() {
+  static const std::string harness = std::string(kPythonPaidBeforeTheRun) + std::string(kPythonWasmHandOver) +
+                                     std::string(kPythonRunMain);
+  return harness;
 }
 
 std::string_view NodePrestartHarness() {
