@@ -3,6 +3,9 @@
 #include <cctype>
 
 #include <fstream>
+#include <string>
+
+#include <unistd.h>
 
 #include "config/config.h"
 
@@ -82,11 +85,13 @@ TEST(McpConfig, BadValuesNameThePath) {
 }
 
 TEST(McpConfig, LoadConfigPrefixesTheFileName) {
-  std::string path = ::testing::TempDir() + "/airlock_cfg_test.json";
+  // A name of its own (ctest runs tests in parallel), removed afterwards.
+  std::string path = ::testing::TempDir() + "/airlock_cfg_test." + std::to_string(::getpid()) + ".json";
   {
     std::ofstream(path) << R"({"server": {"http": {"threads": "many"}}})";
   }
   StatusOr<Config> c = LoadConfig(path);
+  ::unlink(path.c_str());
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.status().message(), path + ": config.server.http.threads: expected a non-negative integer");
   EXPECT_EQ(LoadConfig(path + ".missing").status().code(), StatusCode::kNotFound);
