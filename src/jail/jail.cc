@@ -256,6 +256,24 @@ Jail::~Jail() {
   if (host_ != nullptr) host_->ReleaseIdentity(uid_slot_);
 }
 
+bool Jail::Usable() const {
+  if (!alive_ || reaped_ || init_pid_ <= 0) return false;
+  siginfo_t si{};
+  // WNOWAIT: only look; the reaping stays with Kill().
+  if (waitid(P_PID, static_cast<id_t>(init_pid_), &si, WEXITED | WNOHANG | WNOWAIT | __WALL) != 0 || si.si_pid != 0) {
+    return false;
+  }
+  if (!started_) return true;
+  pollfd fds[2] = {{started_stdio_.out_read.get(), POLLIN, 0}, {started_stdio_.err_read.get(), POLLIN, 0}};
+  if (poll(fds, 2, 0) < 0) return false;
+  // POLLHUP on both: every write end of stdout and stderr is closed, so the
+  // program and anything it started are gone. (A program may redirect one of
+  // them; output written while waiting is no reason to refuse either: a cold
+  // run would have written it too.)
+  constexpr short kGone = POLLHUP | POLLERR | POLLNVAL;
+  return !((fds[0].revents & kGone) && (fds[1].revents & kGone));
+}
+
 void Jail::Kill() {
   if (init_pid_ > 0 && !reaped_) {
     if (pidfd_) {

@@ -179,6 +179,14 @@ class Jail {
   bool started() const { return started_; }
 
   bool alive() const { return alive_; }
+
+  // Whether the jail can still take a run, checked now without blocking:
+  // it is alive, its init has not exited and, when a program is started,
+  // that program is still waiting (it has not closed both its stdout and
+  // its stderr, which the pre-start harnesses do only by exiting). A pool asks this before handing a jail
+  // out, so a pre-started interpreter that died while waiting (killed by
+  // the OOM killer, say) costs a cold start rather than a failed run.
+  bool Usable() const;
   pid_t init_pid() const { return init_pid_; }
 
   // Kills everything in the jail now (idempotent).

@@ -73,10 +73,13 @@ std::unique_ptr<jail::Jail> JailPool::Take(const std::string& key, Maker make) {
       std::unique_ptr<jail::Jail> j = std::move(shape.ready.front());
       shape.ready.pop_front();
       --ready_total_;
-      if (j->alive()) {
+      if (j->Usable()) {
         out = std::move(j);
       } else {
-        dead.push_back(std::move(j));  // its init died while waiting: never hand it out
+        // Its init or its pre-started program died while waiting: never
+        // hand it out; the next one, or a cold start, serves the run.
+        dead.push_back(std::move(j));
+        ++stats_.discarded;
       }
     }
     if (out) {

@@ -52,6 +52,8 @@ class JailPool {
     uint64_t misses = 0;
     uint64_t created = 0;
     uint64_t create_failures = 0;
+    // Ready jails found dead when taken (Jail::Usable), never handed out.
+    uint64_t discarded = 0;
     size_t ready = 0;
     // Jails being made or still wanted (below a shape's target, within
     // max_total): 0 once the pool has settled.

@@ -7,8 +7,17 @@
 // the second resumes the pre-started interpreter the miss asked for.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -277,6 +286,64 @@ TEST_F(PrestartTest, LimitsHoldInAPreStartedInterpreter) {
   }
 }
 
+// The parent pid and name of /proc/<pid>/stat.
+bool StatOf(pid_t pid, pid_t* ppid, std::string* comm) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t open = stat.find('('), close = stat.rfind(')');
+  if (open == std::string::npos || close == std::string::npos || close + 4 > stat.size()) return false;
+  *comm = stat.substr(open + 1, close - open - 1);
+  *ppid = static_cast<pid_t>(std::atoi(stat.c_str() + close + 4));  // ") S <ppid>"
+  return true;
+}
+
+// SIGKILLs the programs waiting in this process's ready jails (the children
+// of the airlock-init processes it started), as the OOM killer might. Returns
+// how many it killed.
+int KillWaitingPrograms() {
+  std::vector<pid_t> pids;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename();
+    if (!name.empty() && std::all_of(name.begin(), name.end(), ::isdigit)) pids.push_back(std::stoi(name));
+  }
+  std::set<pid_t> inits;
+  for (pid_t pid : pids) {
+    pid_t ppid = 0;
+    std::string comm;
+    if (StatOf(pid, &ppid, &comm) && ppid == ::getpid() && comm == "airlock-init") inits.insert(pid);
+  }
+  int killed = 0;
+  for (pid_t pid : pids) {
+    pid_t ppid = 0;
+    std::string comm;
+    if (StatOf(pid, &ppid, &comm) && inits.count(ppid) != 0 && ::kill(pid, SIGKILL) == 0) ++killed;
+  }
+  return killed;
+}
+
+TEST_F(PrestartTest, AnInterpreterThatDiedWhileWaitingIsNotHandedOut) {
+  if (!Have("python")) GTEST_SKIP() << "python not installed";
+  RunRequest req;
+  req.language = "python";
+  req.code = "print('served')";
+  req.memory_mb = 300;
+  CancelToken cancel;
+  Settle();
+  EXPECT_EQ(executor_->Run(req, nullptr, cancel).stdout_text, "served\n");  // a miss: the pool now wants one
+  Settle();
+  ASSERT_EQ(executor_->pool()->stats().ready, 1u);
+  ASSERT_EQ(KillWaitingPrograms(), 1) << "one interpreter should be waiting";
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the kill lands, its pipes close
+
+  const uint64_t pre0 = executor_->prestarted_runs();
+  const uint64_t discarded0 = executor_->pool()->stats().discarded;
+  RunResult r = executor_->Run(req, nullptr, cancel);
+  EXPECT_EQ(r.status, RunStatus::kOk) << r.message << r.stderr_text;
+  EXPECT_EQ(r.stdout_text, "served\n");
+  EXPECT_EQ(executor_->prestarted_runs(), pre0) << "the dead interpreter was resumed";
+  EXPECT_EQ(executor_->pool()->stats().discarded, discarded0 + 1);
+}
+
 class JailStartTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -358,6 +425,38 @@ TEST_F(JailStartTest, TheWallClockOfAResumedProgramIsEnforced) {
   EXPECT_EQ(r.outcome, jail::ExecResult::Outcome::kTimedOut) << r.error;
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(3));
   EXPECT_FALSE(jail_->alive());
+}
+
+TEST_F(JailStartTest, UsableWhileTheStartedProgramWaits) {
+  EXPECT_TRUE(jail_->Usable());
+  // Redirecting one of stdout and stderr does not make a program look dead.
+  ASSERT_TRUE(jail_->Start(Shell("exec >/dev/null; cat <&3")).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_TRUE(jail_->Usable());
+  jail::ResumeRequest resume;
+  resume.limits.wall_ms = 5000;
+  EXPECT_EQ(jail_->Resume(resume, nullptr).outcome, jail::ExecResult::Outcome::kExited);
+}
+
+// Waits (up to 5 s) for the jail to stop being usable.
+bool BecomesUnusable(const jail::Jail& j) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (j.Usable() && std::chrono::steady_clock::now() < end) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return !j.Usable();
+}
+
+TEST_F(JailStartTest, AStartedProgramThatExitsBeforeItsInputMakesTheJailUnusable) {
+  ASSERT_TRUE(jail_->Start(Shell("exit 3")).ok());
+  EXPECT_TRUE(BecomesUnusable(*jail_));
+  EXPECT_TRUE(jail_->alive()) << "Usable only looks; Kill() tears down";
+}
+
+TEST_F(JailStartTest, AJailWhoseInitDiedIsUnusable) {
+  ASSERT_GT(jail_->init_pid(), 0);
+  ASSERT_EQ(::kill(jail_->init_pid(), SIGKILL), 0);
+  EXPECT_TRUE(BecomesUnusable(*jail_));
 }
 
 }  // namespace
