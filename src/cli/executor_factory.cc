@@ -63,7 +63,8 @@ StatusOr<LocalRuntime> MakeLocalRuntime(const config::Config& config, bool allow
     rt.executor->EnablePool({.max_per_shape = p.max_per_language,
                              .min_per_shape = p.min_per_language,
                              .max_total = p.max_total,
-                             .idle_after = std::chrono::seconds(p.idle_seconds)},
+                             .idle_after = std::chrono::seconds(p.idle_seconds),
+                             .refill_defer = std::chrono::milliseconds(p.refill_defer_ms)},
                             p.warm, p.prestart);
   }
   if (pooled && config.build_cache.enabled) {

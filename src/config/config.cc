@@ -201,13 +201,14 @@ StatusOr<Config> ConfigFromJson(const json& j) {
   }
   ObjectReader pool = root.Child("pool");
   AIRLOCK_RETURN_IF_ERROR(
-      pool.Check({"enabled", "max_per_language", "min_per_language", "max_total", "idle_seconds", "warm", "prestart"}));
+      pool.Check({"enabled", "max_per_language", "min_per_language", "max_total", "idle_seconds", "refill_defer_ms", "warm", "prestart"}));
   AIRLOCK_RETURN_IF_ERROR(pool.Bool("prestart", &c.pool.prestart));
   AIRLOCK_RETURN_IF_ERROR(pool.Bool("enabled", &c.pool.enabled));
   AIRLOCK_RETURN_IF_ERROR(pool.U64("max_per_language", &c.pool.max_per_language, 1, 64));
   AIRLOCK_RETURN_IF_ERROR(pool.U64("min_per_language", &c.pool.min_per_language, 0, 64));
   AIRLOCK_RETURN_IF_ERROR(pool.U64("max_total", &c.pool.max_total, 1, 1024));
   AIRLOCK_RETURN_IF_ERROR(pool.U64("idle_seconds", &c.pool.idle_seconds, 1, 86400));
+  AIRLOCK_RETURN_IF_ERROR(pool.U64("refill_defer_ms", &c.pool.refill_defer_ms, 0, 10000));
   AIRLOCK_RETURN_IF_ERROR(pool.StrList("warm", &c.pool.warm));
   if (c.pool.min_per_language > c.pool.max_per_language) {
     return InvalidArgument("config.pool.min_per_language: exceeds max_per_language");
@@ -303,6 +304,7 @@ json ConfigToJson(const Config& c) {
         {"min_per_language", c.pool.min_per_language},
         {"max_total", c.pool.max_total},
         {"idle_seconds", c.pool.idle_seconds},
+        {"refill_defer_ms", c.pool.refill_defer_ms},
         {"warm", c.pool.warm},
         {"prestart", c.pool.prestart}}},
       {"build_cache",
@@ -356,6 +358,8 @@ json ConfigSchemaDoc() {
       {"pool.min_per_language", "integer", "Ready jails kept when idle, once a language was used (default 1; 0 drains)."},
       {"pool.max_total", "integer", "Most ready jails in all (default 16)."},
       {"pool.idle_seconds", "integer", "Each idle period without a run lowers a language's target by one (default 300)."},
+      {"pool.refill_defer_ms", "integer",
+       "A refill waits up to this long for the runs in flight to end, so it does not slow them (default 50; 0: never waits)."},
       {"pool.warm", "string[]",
        "Languages warmed at start-up (default [\"python\"]): \"python\" its native tier, \"python:wasm\" its WASM tier."},
       {"pool.prestart", "boolean",

@@ -82,6 +82,8 @@ struct PoolConfig {
   uint64_t min_per_language = 1;  // kept when idle once used; 0: drain to nothing
   uint64_t max_total = 16;        // ready jails in all
   uint64_t idle_seconds = 300;    // each idle period lowers a language's target by one
+  // A refill waits up to this long for the runs in flight to end (0: never).
+  uint64_t refill_defer_ms = 50;
   // Warmed at start-up, before the first run: "python" (native tier),
   // "python:wasm" (WASM tier).
   std::vector<std::string> warm = {"python"};

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <optional>
 #include <vector>
 
 namespace airlock::runtimes {
@@ -39,6 +40,21 @@ JailPool::~JailPool() {
   cv_.notify_all();
   refill_.join();
   // Ready jails die with their Shape (Jail's destructor kills and reaps).
+}
+
+JailPool::ActiveRun::ActiveRun(JailPool* pool) : pool_(pool) {
+  if (pool_ == nullptr) return;
+  std::lock_guard<std::mutex> lock(pool_->mu_);
+  ++pool_->runs_in_flight_;
+}
+
+JailPool::ActiveRun::~ActiveRun() {
+  if (pool_ == nullptr) return;
+  {
+    std::lock_guard<std::mutex> lock(pool_->mu_);
+    --pool_->runs_in_flight_;
+  }
+  pool_->cv_.notify_all();  // a deferred refill may go now
 }
 
 JailPool::Maker JailPool::CreateFrom(const jail::JailConfig& config) {
@@ -144,6 +160,8 @@ void JailPool::RefillLoop() {
     setpriority(PRIO_PROCESS, self, std::min(19, getpriority(PRIO_PROCESS, self) + kRefillNiceIncrement));
   }
   std::unique_lock<std::mutex> lock(mu_);
+  // Set while a refill waits for the runs in flight to end: until when.
+  std::optional<Clock::time_point> defer_until;
   while (!stop_) {
     Decay(Clock::now());
     // Shapes above their target give back their extra jails.
@@ -166,6 +184,14 @@ void JailPool::RefillLoop() {
       cv_.wait_for(lock, std::min<std::chrono::milliseconds>(options_.idle_after, std::chrono::seconds(5)));
       continue;
     }
+    if (runs_in_flight_ > 0 && options_.refill_defer.count() > 0) {
+      if (!defer_until) defer_until = Clock::now() + options_.refill_defer;
+      if (Clock::now() < *defer_until) {
+        cv_.wait_until(lock, *defer_until, [this] { return stop_ || runs_in_flight_ == 0; });
+        continue;  // the pool may have changed meanwhile
+      }
+    }
+    defer_until.reset();
     const Maker make = shapes_.at(key).make;
     ++creating_;
     lock.unlock();

@@ -19,6 +19,13 @@
 // completely when idle). One background thread refills shapes below their
 // target, creating one jail at a time, never more than max_total in all.
 // The destructor stops the thread and destroys every ready jail.
+//
+// Quiet refills: creating a jail (clone with namespaces, mounts, cgroup
+// directories) takes kernel locks that a run's own start and exit need too,
+// which a lower CPU priority does not help with. So while a run is in flight
+// (an ActiveRun exists) the refill waits for it to end, at most
+// refill_defer per jail, then refills anyway (a pool under sustained load
+// still refills).
 #ifndef AIRLOCK_RUNTIMES_JAIL_POOL_H_
 #define AIRLOCK_RUNTIMES_JAIL_POOL_H_
 
@@ -43,6 +50,8 @@ struct JailPoolOptions {
   size_t min_per_shape = 1;
   size_t max_total = 16;
   std::chrono::milliseconds idle_after{60'000};
+  // How long a refill waits for the runs in flight to end (0: never waits).
+  std::chrono::milliseconds refill_defer{50};
 };
 
 class JailPool {
@@ -84,6 +93,19 @@ class JailPool {
 
   Stats stats() const;
 
+  // Marks one run in flight for its lifetime (see "Quiet refills"). `pool`
+  // may be null (no pool: nothing to mark).
+  class ActiveRun {
+   public:
+    explicit ActiveRun(JailPool* pool);
+    ~ActiveRun();
+    ActiveRun(const ActiveRun&) = delete;
+    ActiveRun& operator=(const ActiveRun&) = delete;
+
+   private:
+    JailPool* pool_;
+  };
+
  private:
   struct Shape {
     Maker make;
@@ -106,6 +128,7 @@ class JailPool {
   std::map<std::string, Shape> shapes_;
   size_t ready_total_ = 0;
   size_t creating_ = 0;
+  size_t runs_in_flight_ = 0;
   bool stop_ = false;
   Stats stats_;
   std::thread refill_;  // last: started after everything it uses

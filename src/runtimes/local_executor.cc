@@ -311,6 +311,8 @@ RunResult LocalExecutor::RunInJail(const LanguageSpec& spec, const RunRequest& r
   const uint64_t memory_mb = request.memory_mb ? request.memory_mb : spec.default_memory_mb;
 
   report(RunPhase::kStarting);
+  // Refills wait while this run is in flight (jail_pool.h, "Quiet refills").
+  const JailPool::ActiveRun active(pool_.get());
   const jail::JailConfig config = JailConfigFor(spec, memory_mb, limits_.workdir_bytes);
   std::unique_ptr<jail::Jail> pooled;
   if (Prestarts(spec, bridge)) {

@@ -140,5 +140,64 @@ TEST(JailPoolLifecycleTest, SizesItselfToDemandAndDrainsToZeroWhenIdle) {
   EXPECT_EQ(pool.stats().hits, 1u);
 }
 
+// Quiet refills (jail_pool.h): while a run is in flight the refill waits for
+// it to end, up to refill_defer, so making a jail does not slow the run.
+class RefillDeferTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    jail::HostOptions opts;
+    opts.init_path = std::string(AIRLOCK_BINARY_DIR) + "/airlock-init";
+    auto host = jail::JailHost::Create(opts);
+    ASSERT_TRUE(host.ok()) << host.status().ToString();
+    host_ = std::move(*host);
+  }
+  std::unique_ptr<runtimes::JailPool> MakePool(std::chrono::milliseconds defer) {
+    auto pool = std::make_unique<runtimes::JailPool>(
+        *host_, runtimes::JailPoolOptions{.max_per_shape = 1, .min_per_shape = 1, .max_total = 2, .refill_defer = defer});
+    pool->Warm("k", config_);
+    return pool;
+  }
+  std::unique_ptr<jail::JailHost> host_;
+  jail::JailConfig config_;
+};
+
+TEST_F(RefillDeferTest, ARefillWaitsForTheRunInFlightAndGoesWhenItEnds) {
+  std::unique_ptr<runtimes::JailPool> pool = MakePool(std::chrono::seconds(60));
+  ASSERT_TRUE(WaitCreated(*pool, 1)) << "no run in flight: the warm jail is made at once";
+  {
+    const runtimes::JailPool::ActiveRun run(pool.get());
+    std::unique_ptr<jail::Jail> j = pool->Take("k", config_);
+    ASSERT_NE(j, nullptr);
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    EXPECT_EQ(pool->stats().created, 1u) << "a jail was made while the run was in flight";
+    EXPECT_EQ(pool->stats().ready, 0u);
+  }
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_TRUE(WaitCreated(*pool, 2)) << "the refill did not go when the run ended";
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(9));
+  EXPECT_EQ(pool->stats().ready, 1u);
+}
+
+TEST_F(RefillDeferTest, UnderSustainedLoadTheRefillGoesAfterRefillDefer) {
+  std::unique_ptr<runtimes::JailPool> pool = MakePool(std::chrono::milliseconds(300));
+  ASSERT_TRUE(WaitCreated(*pool, 1));
+  const runtimes::JailPool::ActiveRun run(pool.get());  // in flight throughout
+  const auto taken = std::chrono::steady_clock::now();
+  ASSERT_NE(pool->Take("k", config_), nullptr);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(pool->stats().created, 1u) << "refilled before refill_defer passed";
+  ASSERT_TRUE(WaitCreated(*pool, 2)) << "a pool under sustained load must still refill";
+  EXPECT_GE(std::chrono::steady_clock::now() - taken, std::chrono::milliseconds(300));
+}
+
+TEST_F(RefillDeferTest, ZeroRefillsAtOnceAndNoPoolIsNothingToMark) {
+  std::unique_ptr<runtimes::JailPool> pool = MakePool(std::chrono::milliseconds(0));
+  ASSERT_TRUE(WaitCreated(*pool, 1));
+  const runtimes::JailPool::ActiveRun run(pool.get());
+  const runtimes::JailPool::ActiveRun unpooled(nullptr);
+  ASSERT_NE(pool->Take("k", config_), nullptr);
+  ASSERT_TRUE(WaitCreated(*pool, 2)) << "refill_defer 0 must not wait for the run";
+}
+
 }  // namespace
 }  // namespace airlock::selftest
