@@ -15,6 +15,7 @@
 #include "runtimes/jail_pool.h"
 #include "runtimes/local_executor.h"
 #include "selftest/host_bait.h"
+#include "test_jail_host.h"
 
 namespace airlock::selftest {
 
@@ -28,9 +29,7 @@ class ContainmentEnv {
       return;
     }
     bait_ = std::move(bait).value();
-    jail::HostOptions opts;
-    opts.init_path = std::string(AIRLOCK_BINARY_DIR) + "/airlock-init";
-    auto host = jail::JailHost::Create(opts);
+    auto host = tests::CreateJailHost();
     if (!host.ok()) {
       error_ = "jail host: " + host.status().ToString();
       return;

@@ -11,6 +11,7 @@
 
 #include "jail/host.h"
 #include "runtimes/local_executor.h"
+#include "test_jail_host.h"
 
 namespace airlock::runtimes {
 namespace {
@@ -21,9 +22,7 @@ class ExecutorBuildCacheTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = fs::temp_directory_path() / ("airlock-exec-build-cache-" + std::to_string(getpid()));
-    jail::HostOptions opts;
-    opts.init_path = std::string(AIRLOCK_BINARY_DIR) + "/airlock-init";
-    auto host = jail::JailHost::Create(opts);
+    auto host = tests::CreateJailHost();
     ASSERT_TRUE(host.ok()) << host.status().ToString();
     host_ = std::move(*host);
     std::vector<LanguageSpec> languages = BuiltinLanguages();

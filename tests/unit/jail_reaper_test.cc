@@ -11,6 +11,7 @@
 #include "jail/host.h"
 #include "jail/jail.h"
 #include "runtimes/jail_reaper.h"
+#include "test_jail_host.h"
 
 namespace airlock::runtimes {
 namespace {
@@ -20,9 +21,7 @@ bool Alive(pid_t pid) { return kill(pid, 0) == 0 || errno != ESRCH; }
 class JailReaperTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    jail::HostOptions opts;
-    opts.init_path = std::string(AIRLOCK_BINARY_DIR) + "/airlock-init";
-    auto host = jail::JailHost::Create(opts);
+    auto host = tests::CreateJailHost();
     ASSERT_TRUE(host.ok()) << host.status().ToString();
     host_ = std::move(host).value();
   }

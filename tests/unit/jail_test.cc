@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "jail/host.h"
+#include "test_jail_host.h"
 
 namespace airlock::jail {
 namespace {
@@ -13,9 +14,7 @@ namespace {
 class JailTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    HostOptions opts;
-    opts.init_path = std::string(AIRLOCK_BINARY_DIR) + "/airlock-init";
-    auto host = JailHost::Create(opts);
+    auto host = tests::CreateJailHost();
     ASSERT_TRUE(host.ok()) << host.status().ToString();
     host_ = std::move(host).value().release();
     auto policy = BuildDefaultPolicy();

@@ -27,6 +27,7 @@
 #include "jail/host.h"
 #include "jail/jail.h"
 #include "base/frame.h"
+#include "test_jail_host.h"
 
 namespace airlock {
 namespace {
@@ -511,9 +512,7 @@ class JsJailTest : public JsEngineTest {
   }
 
   jail::ExecResult RunInJail(const std::string& code, std::vector<std::string> flags) {
-    jail::HostOptions host_opts;
-    host_opts.init_path = std::string(AIRLOCK_BINARY_DIR) + "/airlock-init";
-    auto host = jail::JailHost::Create(host_opts);
+    auto host = tests::CreateJailHost();
     EXPECT_TRUE(host.ok()) << host.status().ToString();
     if (!host.ok()) return {};
     auto policy = jail::BuildDefaultPolicy();

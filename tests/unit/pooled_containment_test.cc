@@ -19,6 +19,7 @@
 #include "selftest/host_bait.h"
 #include "selftest/host_snapshot.h"
 #include "containment_env.h"
+#include "test_jail_host.h"
 
 namespace airlock::selftest {
 namespace {
@@ -79,9 +80,7 @@ INSTANTIATE_TEST_SUITE_P(Pooled, PooledContainmentTest, ::testing::ValuesIn(Cont
 
 TEST(JailPoolLifecycleTest, ReadyJailsAreDestroyedWithThePoolAndNothingIsLeftBehind) {
   const HostSnapshot before = TakeHostSnapshot();
-  jail::HostOptions opts;
-  opts.init_path = std::string(AIRLOCK_BINARY_DIR) + "/airlock-init";
-  auto host = jail::JailHost::Create(opts);
+  auto host = tests::CreateJailHost();
   ASSERT_TRUE(host.ok()) << host.status().ToString();
   {
     auto executor = runtimes::LocalExecutor::Create(**host);
@@ -113,9 +112,7 @@ TEST(JailPoolLifecycleTest, ReadyJailsAreDestroyedWithThePoolAndNothingIsLeftBeh
 }
 
 TEST(JailPoolLifecycleTest, SizesItselfToDemandAndDrainsToZeroWhenIdle) {
-  jail::HostOptions opts;
-  opts.init_path = std::string(AIRLOCK_BINARY_DIR) + "/airlock-init";
-  auto host = jail::JailHost::Create(opts);
+  auto host = tests::CreateJailHost();
   ASSERT_TRUE(host.ok()) << host.status().ToString();
   runtimes::JailPool pool(**host, {.max_per_shape = 2, .min_per_shape = 0, .max_total = 4,
                                    .idle_after = std::chrono::milliseconds(300)});
@@ -145,9 +142,7 @@ TEST(JailPoolLifecycleTest, SizesItselfToDemandAndDrainsToZeroWhenIdle) {
 class RefillDeferTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    jail::HostOptions opts;
-    opts.init_path = std::string(AIRLOCK_BINARY_DIR) + "/airlock-init";
-    auto host = jail::JailHost::Create(opts);
+    auto host = tests::CreateJailHost();
     ASSERT_TRUE(host.ok()) << host.status().ToString();
     host_ = std::move(*host);
   }

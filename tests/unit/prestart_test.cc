@@ -26,6 +26,7 @@
 #include "jail/jail.h"
 #include "runtimes/language.h"
 #include "runtimes/local_executor.h"
+#include "test_jail_host.h"
 
 namespace airlock::runtimes {
 namespace {
@@ -33,9 +34,7 @@ namespace {
 class PrestartTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    jail::HostOptions opts;
-    opts.init_path = std::string(AIRLOCK_BINARY_DIR) + "/airlock-init";
-    auto host = jail::JailHost::Create(opts);
+    auto host = tests::CreateJailHost();
     ASSERT_TRUE(host.ok()) << host.status().ToString();
     host_ = std::move(host).value();
     std::vector<LanguageSpec> languages = BuiltinLanguages();
@@ -347,9 +346,7 @@ TEST_F(PrestartTest, AnInterpreterThatDiedWhileWaitingIsNotHandedOut) {
 class JailStartTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    jail::HostOptions opts;
-    opts.init_path = std::string(AIRLOCK_BINARY_DIR) + "/airlock-init";
-    auto host = jail::JailHost::Create(opts);
+    auto host = tests::CreateJailHost();
     ASSERT_TRUE(host.ok()) << host.status().ToString();
     host_ = std::move(host).value();
     auto policy = jail::BuildDefaultPolicy({});
