@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/random.h"
 #include "base/encoding.h"
 #include "base/unique_fd.h"
 
@@ -20,18 +21,6 @@ using nlohmann::json;
 
 constexpr char kSecretPrefix[] = "alk_";
 constexpr size_t kSecretBytes = 32;
-
-StatusOr<std::string> RandomBytes(size_t n) {
-  std::string out(n, '\0');
-  size_t done = 0;
-  while (done < n) {
-    const ssize_t got = getrandom(out.data() + done, n - done, 0);
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0) return ErrnoError("getrandom");
-    done += static_cast<size_t>(got);
-  }
-  return out;
-}
 
 std::string Base64Url(std::string_view bytes) {
   std::string s = Base64Encode(bytes);

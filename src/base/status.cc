@@ -18,6 +18,15 @@ const char* StatusCodeName(StatusCode code) {
   return "UNKNOWN";
 }
 
+StatusCode StatusCodeFromName(const std::string& name) {
+  for (StatusCode c : {StatusCode::kOk, StatusCode::kInvalidArgument, StatusCode::kNotFound,
+                       StatusCode::kFailedPrecondition, StatusCode::kPermissionDenied, StatusCode::kResourceExhausted,
+                       StatusCode::kUnavailable, StatusCode::kDeadlineExceeded, StatusCode::kCancelled}) {
+    if (name == StatusCodeName(c)) return c;
+  }
+  return StatusCode::kInternal;
+}
+
 std::string Status::ToString() const {
   if (ok()) return "OK";
   return std::string(StatusCodeName(code_)) + ": " + message_;

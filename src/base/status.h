@@ -36,6 +36,8 @@ enum class StatusCode {
 };
 
 const char* StatusCodeName(StatusCode code);
+// The inverse of StatusCodeName; kInternal for an unknown name.
+StatusCode StatusCodeFromName(const std::string& name);
 
 class [[nodiscard]] Status {
  public:

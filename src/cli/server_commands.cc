@@ -14,6 +14,7 @@
 #include "base/self_exe.h"
 #include "cli/commands.h"
 #include "cli/executor_factory.h"
+#include "sessions/session_registry.h"
 #include "codemode/settings.h"
 #include "codetools/code_tool_store.h"
 #include "governance/policy.h"
@@ -118,9 +119,18 @@ int ServeCommand(const ServeOptions& options) {
     std::cerr << "airlock: code tools " << cfg->CodeToolsDbPath() << ": " << code_tools.status().message() << "\n";
     return 2;
   }
+  // One book of sessions for every endpoint (each caller sees only its own).
+  std::unique_ptr<sessions::SessionRegistry> session_registry;
+  if (cfg->sessions.enabled) {
+    session_registry = std::make_unique<sessions::SessionRegistry>(client, cfg->sessions, cfg->ResolvedMaxSessions(),
+                                                                   audit_log->get());
+  }
   std::map<std::string, std::unique_ptr<mcp::McpServer>> servers;  // endpoint path -> server
   auto make_server = [&](const governance::Endpoint& e) {
-    mcp::ServerOptions so{.endpoint = e.name, .code_tools = code_tools->get(), .audit = audit_log->get()};
+    mcp::ServerOptions so{.endpoint = e.name,
+                          .code_tools = code_tools->get(),
+                          .audit = audit_log->get(),
+                          .sessions = session_registry.get()};
     return std::make_unique<mcp::McpServer>(*cfg, client, gw->get(), so);
   };
   if (options.http.empty()) {

@@ -1,5 +1,7 @@
 #include "config/config.h"
 
+#include <algorithm>
+
 #include <unistd.h>
 
 #include <cstdlib>
@@ -166,6 +168,14 @@ int Config::ResolvedMaxConcurrentRuns() const {
   return n > 0 ? static_cast<int>(n) : 1;
 }
 
+uint64_t Config::ResolvedMaxSessions() const {
+  if (sessions.max_total > 0) return sessions.max_total;
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  const uint64_t mb = pages > 0 && page > 0 ? static_cast<uint64_t>(pages) / 1024 * static_cast<uint64_t>(page) / 1024 : 0;
+  const uint64_t per = 2 * std::max<uint64_t>(limits.default_memory_mb, 1);
+  return std::clamp<uint64_t>(mb / per, 1, 64);
+}
+
 std::string Config::ResolvedStateDir() const {
   if (!server.state_dir.empty()) return server.state_dir;
   if (geteuid() == 0) return "/var/lib/airlock";
@@ -189,7 +199,7 @@ StatusOr<Config> ConfigFromJson(const json& j) {
   Config c = DefaultConfig();
   ObjectReader root(j, "config");
   AIRLOCK_RETURN_IF_ERROR(root.Check({"$schema", "server", "limits", "languages", "pool", "build_cache", "mcpServers",
-                                      "endpoints", "roles", "access", "codeMode", "audit"}));
+                                      "endpoints", "roles", "access", "codeMode", "audit", "sessions"}));
   AIRLOCK_RETURN_IF_ERROR(ReadServer(root.Child("server"), &c.server));
   AIRLOCK_RETURN_IF_ERROR(ReadLimits(root.Child("limits"), &c.limits));
   ObjectReader langs = root.Child("languages");
@@ -220,6 +230,19 @@ StatusOr<Config> ConfigFromJson(const json& j) {
   AIRLOCK_RETURN_IF_ERROR(bc.Str("dir", &c.build_cache.dir));
   if (!c.build_cache.dir.empty() && c.build_cache.dir.front() != '/') {
     return InvalidArgument("config.build_cache.dir: expected an absolute path");
+  }
+  ObjectReader ss = root.Child("sessions");
+  AIRLOCK_RETURN_IF_ERROR(ss.Check({"enabled", "idle_timeout_s", "max_idle_timeout_s", "max_lifetime_s",
+                                    "max_per_caller", "max_total", "max_cpu_s"}));
+  AIRLOCK_RETURN_IF_ERROR(ss.Bool("enabled", &c.sessions.enabled));
+  AIRLOCK_RETURN_IF_ERROR(ss.U64("idle_timeout_s", &c.sessions.idle_timeout_s, 1, 7 * 86400));
+  AIRLOCK_RETURN_IF_ERROR(ss.U64("max_idle_timeout_s", &c.sessions.max_idle_timeout_s, 1, 7 * 86400));
+  AIRLOCK_RETURN_IF_ERROR(ss.U64("max_lifetime_s", &c.sessions.max_lifetime_s, 1, 7 * 86400));
+  AIRLOCK_RETURN_IF_ERROR(ss.U64("max_per_caller", &c.sessions.max_per_caller, 1, 1024));
+  AIRLOCK_RETURN_IF_ERROR(ss.U64("max_total", &c.sessions.max_total, 0, 4096));
+  AIRLOCK_RETURN_IF_ERROR(ss.U64("max_cpu_s", &c.sessions.max_cpu_s, 1, 7 * 86400));
+  if (c.sessions.idle_timeout_s > c.sessions.max_idle_timeout_s) {
+    return InvalidArgument("config.sessions.idle_timeout_s: exceeds max_idle_timeout_s");
   }
   ObjectReader audit = root.Child("audit");
   AIRLOCK_RETURN_IF_ERROR(audit.Check({"enabled", "path", "fail_closed", "sync"}));
@@ -309,6 +332,14 @@ json ConfigToJson(const Config& c) {
         {"prestart", c.pool.prestart}}},
       {"build_cache",
        {{"enabled", c.build_cache.enabled}, {"max_mb", c.build_cache.max_mb}, {"dir", c.build_cache.dir}}},
+      {"sessions",
+       {{"enabled", c.sessions.enabled},
+        {"idle_timeout_s", c.sessions.idle_timeout_s},
+        {"max_idle_timeout_s", c.sessions.max_idle_timeout_s},
+        {"max_lifetime_s", c.sessions.max_lifetime_s},
+        {"max_per_caller", c.sessions.max_per_caller},
+        {"max_total", c.sessions.max_total},
+        {"max_cpu_s", c.sessions.max_cpu_s}}},
   };
   if (!c.mcp_servers.is_null()) out["mcpServers"] = c.mcp_servers;
   if (!c.endpoints.is_null()) out["endpoints"] = c.endpoints;
@@ -365,6 +396,13 @@ json ConfigSchemaDoc() {
       {"pool.prestart", "boolean",
        "Ready jails of python, javascript, ruby, php (and WASM-tier python) hold their interpreter already started, waiting for the "
        "program (default true; see docs/performance.md)."},
+      {"sessions.enabled", "boolean", "Offer open_session/close_session/list_sessions (default true; docs/sessions.md)."},
+      {"sessions.idle_timeout_s", "integer", "A session idle this long is closed (default 600)."},
+      {"sessions.max_idle_timeout_s", "integer", "The most open_session's timeout_s may ask (default 3600)."},
+      {"sessions.max_lifetime_s", "integer", "A session is closed this long after it opened (default 3600)."},
+      {"sessions.max_per_caller", "integer", "Open sessions per caller (default 4)."},
+      {"sessions.max_total", "integer", "Open sessions in all (default 0: memory / (2 x default memory), 1..64)."},
+      {"sessions.max_cpu_s", "integer", "CPU seconds a session's interpreter may use over its life (default 600)."},
       {"build_cache.enabled", "boolean", "Keep compiled programs by content in `airlock serve`'s runner (default true)."},
       {"build_cache.max_mb", "integer", "Disk bound of the build cache; least recently used entries go first (256)."},
       {"build_cache.dir", "string", "Where it lives (absolute; default <state dir>/build-cache, mode 0700)."},

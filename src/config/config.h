@@ -102,6 +102,18 @@ struct BuildCacheConfig {
   std::string dir;        // empty: <state dir>/build-cache
 };
 
+// "sessions": a persistent interpreter and workspace across calls
+// (docs/sessions.md).
+struct SessionsConfig {
+  bool enabled = true;
+  uint64_t idle_timeout_s = 600;       // default idle timeout of a session
+  uint64_t max_idle_timeout_s = 3600;  // the most open_session's timeout_s may ask
+  uint64_t max_lifetime_s = 3600;      // from open, whatever the activity
+  uint64_t max_per_caller = 4;
+  uint64_t max_total = 0;              // 0: from the machine's memory (ResolvedMaxSessions)
+  uint64_t max_cpu_s = 600;            // CPU time of a session's interpreter, all calls together
+};
+
 struct LanguagesConfig {
   std::vector<std::string> enabled;  // empty: every installed language
   // The isolation tier a run gets when it names none: "native" or "wasm".
@@ -116,6 +128,7 @@ struct Config {
   LanguagesConfig languages;
   PoolConfig pool;
   BuildCacheConfig build_cache;
+  SessionsConfig sessions;
   // Reserved for later features; stored verbatim (null when absent).
   nlohmann::json mcp_servers;  // "mcpServers"
   nlohmann::json endpoints;    // "endpoints"
@@ -128,6 +141,9 @@ struct Config {
 
   // max_concurrent_runs with 0 resolved to the number of online cores.
   int ResolvedMaxConcurrentRuns() const;
+  // sessions.max_total, or: physical memory / (2 x limits.default_memory_mb),
+  // at least 1 and at most 64.
+  uint64_t ResolvedMaxSessions() const;
   // server.state_dir, or /var/lib/airlock for root, else
   // $XDG_STATE_HOME/airlock (default ~/.local/state/airlock).
   std::string ResolvedStateDir() const;

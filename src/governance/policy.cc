@@ -103,7 +103,7 @@ StatusOr<Role> ParseRole(const std::string& name, const json& j) {
 
 StatusOr<Endpoint> ParseEndpoint(const std::string& name, const json& j) {
   const std::string path = "endpoints." + name;
-  AIRLOCK_RETURN_IF_ERROR(CheckKeys(j, path, {"path", "connectors", "code_mode", "gateway", "run_code", "isolation", "description"}));
+  AIRLOCK_RETURN_IF_ERROR(CheckKeys(j, path, {"path", "connectors", "code_mode", "gateway", "run_code", "isolation", "sessions", "description"}));
   Endpoint e;
   e.name = name;
   e.path = "/" + name;
@@ -125,6 +125,7 @@ StatusOr<Endpoint> ParseEndpoint(const std::string& name, const json& j) {
   }
   AIRLOCK_RETURN_IF_ERROR(ReadBool(j, path, "gateway", &e.gateway));
   AIRLOCK_RETURN_IF_ERROR(ReadBool(j, path, "run_code", &e.run_code));
+  AIRLOCK_RETURN_IF_ERROR(ReadBool(j, path, "sessions", &e.sessions));
   AIRLOCK_RETURN_IF_ERROR(ReadList(j, path, "isolation", &e.isolation, false));
   for (const std::string& tier : e.isolation) {
     if (tier != "native" && tier != "wasm") {

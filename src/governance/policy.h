@@ -99,6 +99,9 @@ struct Endpoint {
   // confines every run on this endpoint to the WASM tier: languages without
   // it are not offered and a request for "native" is refused.
   std::vector<std::string> isolation = {"native", "wasm"};
+  // Whether open_session and session calls are offered here (also needs
+  // run_code and the config's sessions.enabled).
+  bool sessions = true;
 
   bool HasConnector(const std::string& connector) const;
 };

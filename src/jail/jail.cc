@@ -23,15 +23,16 @@
 #include "jail/channel.h"
 #include "jail/host.h"
 #include "jail/init/jail_fs.h"
+#include "jail/jail_util.h"
 
 namespace airlock::jail {
 namespace {
 
+using namespace internal;  // NOLINT: jail_util.h is this file's own helpers
+
 using nlohmann::json;
-using Clock = std::chrono::steady_clock;
 
 constexpr int kSandboxUid = 65534;
-constexpr int kSetupTimeoutMs = 30'000;  // generous: setup is ~10 ms, but hosts get loaded
 
 struct CloneArgs {
   int channel_fd;
@@ -80,80 +81,10 @@ Status WriteProc(pid_t pid, const char* file, const std::string& content) {
   return OkStatus();
 }
 
-// Waits until `fd` is readable or `pidfd` signals the process died.
-Status WaitReadable(int fd, int pidfd, int timeout_ms) {
-  pollfd p[2] = {{fd, POLLIN, 0}, {pidfd, POLLIN, 0}};
-  int r;
-  do {
-    r = poll(p, pidfd >= 0 ? 2 : 1, timeout_ms);
-  } while (r < 0 && errno == EINTR);
-  if (r < 0) return ErrnoError("poll");
-  if (r == 0) return DeadlineExceeded("jail setup timed out");
-  if (p[0].revents & (POLLIN | POLLHUP)) return OkStatus();
-  return Internal("jail init exited during setup");
-}
 
-// The RLIMIT_CPU seconds for `lim`: cpu_ms rounded up, else the wall clock
-// rounded up plus one second (a backstop behind the supervisor's timer).
-uint64_t CpuSeconds(const Limits& lim) {
-  return lim.cpu_ms ? (lim.cpu_ms + 999) / 1000 : (lim.wall_ms + 999) / 1000 + 1;
-}
 
-// The part of an exec or start message that describes the program.
-json ProgramMessage(const char* type, const ExecRequest& request) {
-  const Limits& lim = request.limits;
-  std::string bpf(reinterpret_cast<const char*>(request.seccomp->instructions.data()),
-                  request.seccomp->instructions.size() * sizeof(sock_filter));
-  return {{"type", type},
-          {"argv", request.argv},
-          {"env", request.env},
-          {"cwd", request.cwd},
-          {"cpu_seconds", CpuSeconds(lim)},
-          {"max_file_bytes", lim.max_file_bytes},
-          {"max_open_files", lim.max_open_files},
-          {"max_stack_bytes", lim.max_stack_bytes},
-          {"seccomp_b64", Base64Encode(bpf)}};
-}
 
-json FilesMessage(const std::vector<FileEntry>& files) {
-  json out = json::array();
-  for (const auto& f : files) {
-    out.push_back({{"name", f.name}, {"content_b64", Base64Encode(f.content)}, {"executable", f.executable}});
-  }
-  return out;
-}
 
-// Blocks SIGPIPE in the calling thread while alive, so that writing stdin to
-// a program that exited without reading it is EPIPE, not a dead supervisor;
-// consumes a SIGPIPE that became pending meanwhile and restores the mask.
-class ScopedSigpipeBlock {
- public:
-  ScopedSigpipeBlock() {
-    sigemptyset(&set_);
-    sigaddset(&set_, SIGPIPE);
-    sigset_t pending;
-    sigpending(&pending);
-    was_pending_ = sigismember(&pending, SIGPIPE) == 1;
-    pthread_sigmask(SIG_BLOCK, &set_, &old_);
-  }
-  ~ScopedSigpipeBlock() {
-    if (!was_pending_) {
-      timespec zero{};
-      while (sigtimedwait(&set_, nullptr, &zero) == SIGPIPE) {}
-    }
-    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
-  }
-  ScopedSigpipeBlock(const ScopedSigpipeBlock&) = delete;
-  ScopedSigpipeBlock& operator=(const ScopedSigpipeBlock&) = delete;
-
- private:
-  sigset_t set_, old_;
-  bool was_pending_ = false;
-};
-
-uint64_t MsSince(Clock::time_point t) {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t).count());
-}
 
 }  // namespace
 
@@ -288,7 +219,9 @@ void Jail::Kill() {
     reaped_ = true;
   }
   alive_ = false;
+  interactive_ = false;
   channel_.Reset();
+  control_.Reset();
 }
 
 StatusOr<Jail::Stdio> Jail::MakeStdio(size_t stdin_bytes) {
@@ -327,7 +260,7 @@ Status Jail::MatchCallerPriority() {
 
 ExecResult Jail::Exec(const ExecRequest& request, CancelToken* cancel) {
   ExecResult result;
-  if (!alive_ || started_) {
+  if (!alive_ || started_ || interactive_) {
     result.error = alive_ ? "a started program is waiting in this jail" : "the jail is no longer alive";
     return result;
   }
@@ -365,7 +298,7 @@ ExecResult Jail::Exec(const ExecRequest& request, CancelToken* cancel) {
 
 Status Jail::Start(const ExecRequest& request) {
   if (!alive_) return FailedPrecondition("the jail is no longer alive");
-  if (started_) return FailedPrecondition("a program is already started in this jail");
+  if (started_ || interactive_) return FailedPrecondition("a program is already started in this jail");
   if (request.seccomp == nullptr || request.seccomp->instructions.empty()) {
     return InvalidArgument("no seccomp policy given; refusing to run unfiltered");
   }

@@ -41,6 +41,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "base/cancel.h"
 #include "base/status.h"
 #include "base/unique_fd.h"
@@ -145,6 +147,35 @@ struct ExecResult {
 
 const char* OutcomeName(ExecResult::Outcome o);
 
+// One turn of an interactive program (Jail::StartInteractive): what the
+// supervisor hands it and how the turn's end is recognised. The jail knows
+// nothing of the program's language: the message is opaque bytes, and the
+// program says it is done by writing `end_marker` to stdout and to stderr,
+// then one line (ending in '\n') to its control channel.
+struct TurnRequest {
+  std::string message;             // written to the program's fd 3
+  std::string end_marker;          // unguessable per turn; never part of the output
+  std::vector<FileEntry> files;    // written to /work before the message
+  std::vector<std::string> output_globs;
+  uint64_t max_output_file_bytes = 8u << 20;
+  uint32_t max_output_files = 32;
+  // wall_ms (the turn's clock), max_stdout_bytes, max_stderr_bytes and
+  // kill_on_output_limit apply to the turn; the rest were set at the start.
+  Limits limits;
+  size_t max_reply_bytes = 64 << 10;
+};
+
+struct TurnResult {
+  // outcome kExited with exit_code 0 when the program answered (reply is
+  // set) and still runs. When the program ended during the turn: kExited or
+  // kSignaled with its status, and program_alive is false. Timeouts, output
+  // limits, cancellation and jail errors kill the jail as in Exec.
+  ExecResult exec;
+  std::string reply;        // the program's reply line, without the '\n'
+  bool replied = false;
+  bool program_alive = false;
+};
+
 class Jail {
  public:
   // Creates namespaces, cgroup, and the filesystem; returns once PID 1 inside
@@ -174,6 +205,24 @@ class Jail {
   // thread's CPU priority: a pool may make jails at a lower one (nice), and
   // a run must not inherit it. Failing that, the run is not started.
   ExecResult Resume(const ResumeRequest& request, CancelToken* cancel);
+
+  // Starts `request`'s program to stay running and be driven in turns
+  // (sessions): its fd 3 is a control channel (a socket) to the supervisor,
+  // its stdin is at EOF, its stdout and stderr are pipes the supervisor
+  // keeps. request.limits' rlimits (cpu_ms: the whole session's CPU) hold
+  // for the program's life. stdin, files, output_globs and bridge_fd must
+  // be empty. Returns once the program's execve succeeded.
+  Status StartInteractive(const ExecRequest& request);
+
+  // One turn: writes request.files to /work, sends request.message, and
+  // collects stdout and stderr up to request.end_marker and the program's
+  // reply line, under the turn's wall clock. Then every other process in
+  // the jail is killed (what the turn left in the background) and
+  // request.output_globs are collected. One turn at a time per jail.
+  TurnResult Turn(const TurnRequest& request, CancelToken* cancel);
+
+  // Whether an interactive program is running (StartInteractive).
+  bool interactive() const { return interactive_; }
 
   // Whether a program is started and waiting for Resume.
   bool started() const { return started_; }
@@ -216,6 +265,11 @@ class Jail {
   bool reaped_ = false;
   bool started_ = false;
   Stdio started_stdio_;  // the supervisor's ends while a program is started
+  bool interactive_ = false;
+  UniqueFd control_;     // the supervisor's end of an interactive program's fd 3
+  bool program_exited_ = false;  // init reported the interactive program's end
+  // Sends one message to init and waits (bounded) for its reply.
+  StatusOr<nlohmann::json> Ask(const nlohmann::json& message);
 };
 
 }  // namespace airlock::jail

@@ -13,6 +13,7 @@
 #include "mcp/tools/gateway_tool.h"
 #include "mcp/tools/propose_tool.h"
 #include "mcp/tools/run_code_tool.h"
+#include "mcp/tools/session_tools.h"
 
 namespace airlock::mcp {
 namespace {
@@ -64,7 +65,17 @@ McpServer::McpServer(const config::Config& config, runtimes::CodeExecutor& execu
     endpoint_.run_code = false;
   }
   access_ = std::make_unique<Access>(policy_, endpoint_, gateway_);
-  run_code_ = std::make_shared<RunCodeTool>(catalog_, options_.audit);
+  if (config_.sessions.enabled && endpoint_.sessions && endpoint_.run_code) {
+    if (options_.sessions == nullptr) {
+      own_sessions_ = std::make_unique<sessions::SessionRegistry>(executor, config_.sessions,
+                                                                  config_.ResolvedMaxSessions(), options_.audit);
+    }
+    code_sessions_ = options_.sessions != nullptr ? options_.sessions : own_sessions_.get();
+    open_session_ = std::make_shared<OpenSessionTool>(*code_sessions_, catalog_, options_.audit);
+    close_session_ = std::make_shared<CloseSessionTool>(*code_sessions_);
+    list_sessions_ = std::make_shared<ListSessionsTool>(*code_sessions_);
+  }
+  run_code_ = std::make_shared<RunCodeTool>(catalog_, options_.audit, code_sessions_);
   list_languages_ = std::make_shared<ListLanguagesTool>(catalog_);
   // Code mode is offered when there is something to call: at least one
   // connector configured (mcpServers) and codeMode.enabled not false.
@@ -139,6 +150,11 @@ std::vector<std::shared_ptr<Tool>> McpServer::ToolsFor(const governance::Caller&
   if (endpoint_.run_code && role->inline_code) {
     out.push_back(run_code_);
     out.push_back(list_languages_);
+    if (code_sessions_ != nullptr) {
+      out.push_back(open_session_);
+      out.push_back(close_session_);
+      out.push_back(list_sessions_);
+    }
   }
   if (code_mode_ && endpoint_.code_mode == governance::CodeMode::kInline) {
     if (role->inline_code) {
@@ -205,8 +221,8 @@ Status McpServer::AuditToolCall(const governance::Caller& caller, const std::str
 std::string McpServer::Instructions() {
   std::string langs;
   for (const runtimes::LanguageInfo& l : catalog_.Languages()) langs += (langs.empty() ? "" : ", ") + l.name;
-  return "Airlock runs untrusted code in an isolated Linux sandbox (no network, nothing persists "
-         "between calls). Use run_code to execute a program" +
+  return "Airlock runs untrusted code in an isolated Linux sandbox (no network; a one-shot run "
+         "keeps nothing). Use run_code to execute a program" +
          (langs.empty() ? std::string() : " in " + langs) +
          " and get stdout, stderr, exit status and produced files (images are returned as "
          "images). Use list_languages or the airlock://languages resource for versions, "
@@ -214,7 +230,11 @@ std::string McpServer::Instructions() {
          (code_mode_ ? std::string(" To use the tools of the MCP servers airlock is connected to, find them with "
                                    "search_tools, read their schema with describe_tool, and call them from a short "
                                    "JavaScript or Python program with execute (many calls in one step).")
-                     : std::string());
+                     : std::string()) +
+         (code_sessions_ != nullptr ? std::string(" For step-by-step work (load data, inspect it, transform it, plot it), "
+                                             "open_session starts an interpreter whose variables and files persist "
+                                             "across run_code calls that pass its session_id.")
+                               : std::string());
 }
 
 }  // namespace airlock::mcp

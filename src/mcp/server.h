@@ -39,6 +39,7 @@
 #include "mcp/tools/tool.h"
 #include "mcp/worker_pool.h"
 #include "runtimes/code_executor.h"
+#include "sessions/session_registry.h"
 
 namespace airlock::mcp {
 
@@ -46,6 +47,9 @@ struct ServerOptions {
   std::string endpoint{};                          // "" : the policy's default endpoint
   codetools::CodeToolStore* code_tools = nullptr;  // null: no code tools, no proposals
   audit::AuditLog* audit = nullptr;                // null: nothing is audited
+  // Shared by every endpoint's server (serve makes one); null: the server
+  // keeps its own when the config enables sessions.
+  sessions::SessionRegistry* sessions = nullptr;
 };
 
 class McpServer {
@@ -118,7 +122,10 @@ class McpServer {
   bool code_mode_ = false;  // connectors configured and codeMode.enabled
   codemode::Limits code_limits_;
   LanguageCatalog catalog_;
+  std::unique_ptr<sessions::SessionRegistry> own_sessions_;  // when options_.sessions is null
+  sessions::SessionRegistry* code_sessions_ = nullptr;       // null: sessions are off here
   std::shared_ptr<Tool> run_code_, list_languages_, execute_, search_, describe_, propose_;
+  std::shared_ptr<Tool> open_session_, close_session_, list_sessions_;
   CodeToolDeps code_tool_deps_;
   std::mutex mu_;
   std::vector<std::weak_ptr<Session>> sessions_;

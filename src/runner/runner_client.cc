@@ -283,7 +283,7 @@ void RunnerClient::ReadLoop(const std::shared_ptr<Connection>& conn) {
       if (phase_it != m.end() && phase_it->is_string()) {
         if (auto phase = PhaseFromName(phase_it->get<std::string>())) p.progress.push_back(*phase);
       }
-    } else if (type == "result" || type == "languages" || type == "pong") {
+    } else if (type == "result" || type == "languages" || type == "pong" || type == "session") {
       p.reply = std::move(m);
     } else {
       continue;
@@ -516,28 +516,37 @@ RunResult RunnerClient::Run(const runtimes::RunRequest& request, const runtimes:
                              failure ? *failure : "the code runner process did not answer");
 }
 
-std::vector<runtimes::LanguageInfo> RunnerClient::Languages() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (Clock::now() < languages_expiry_) return languages_cache_;
-  }
+StatusOr<Json> RunnerClient::Query(Json message, std::chrono::milliseconds timeout) {
   std::shared_ptr<Connection> conn = AwaitRunner(nullptr);
-  if (!conn) return {};
+  if (!conn) return Unavailable(UnavailableMessage());
   auto p = std::make_shared<Pending>();
-  if (!Send(conn, p, {{"type", "languages"}}).ok()) return {};
-  const auto deadline = Clock::now() + options_.languages_timeout;
+  AIRLOCK_RETURN_IF_ERROR(Send(conn, p, std::move(message)));
+  const auto deadline = Clock::now() + timeout;
   std::optional<Json> reply;
+  std::optional<std::string> failure;
   for (;;) {
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (p->reply) reply = std::move(p->reply);
-      if (reply || p->failure) break;
+      failure = p->failure;
+      if (reply || failure) break;
     }
     if (Clock::now() >= deadline) break;
     p->Wait(-1, MillisUntil(deadline) + 1);
   }
   Unregister(*p);
-  if (!reply) return {};
+  if (reply) return std::move(*reply);
+  if (failure) return Unavailable(*failure);
+  return DeadlineExceeded("the runner did not answer in time");
+}
+
+std::vector<runtimes::LanguageInfo> RunnerClient::Languages() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (Clock::now() < languages_expiry_) return languages_cache_;
+  }
+  StatusOr<Json> reply = Query({{"type", "languages"}}, options_.languages_timeout);
+  if (!reply.ok()) return {};
   std::vector<runtimes::LanguageInfo> languages;
   auto list = reply->find("languages");
   if (list == reply->end() || !list->is_array()) return {};
@@ -553,6 +562,30 @@ std::vector<runtimes::LanguageInfo> RunnerClient::Languages() {
   languages_cache_ = languages;
   languages_expiry_ = Clock::now() + options_.languages_ttl;
   return languages;
+}
+
+}  // namespace airlock::runner
+
+namespace airlock::runner {
+
+namespace {
+
+// A "session" reply: {"ok": true} or {"ok": false, "code": "NOT_FOUND", "message": "..."}.
+Status SessionReplyStatus(const StatusOr<Json>& reply) {
+  if (!reply.ok()) return reply.status();
+  if (reply->value("ok", false)) return OkStatus();
+  return Status(StatusCodeFromName(reply->value("code", std::string("INTERNAL"))),
+                reply->value("message", std::string("the runner refused")));
+}
+
+}  // namespace
+
+Status RunnerClient::OpenSession(const runtimes::SessionSpec& spec) {
+  return SessionReplyStatus(Query({{"type", "session_open"}, {"session", ToJson(spec)}}, options_.session_timeout));
+}
+
+Status RunnerClient::CloseSession(const std::string& id) {
+  return SessionReplyStatus(Query({{"type", "session_close"}, {"session_id", id}}, options_.session_timeout));
 }
 
 }  // namespace airlock::runner

@@ -57,6 +57,7 @@ struct RunnerClientOptions {
   std::chrono::milliseconds cancel_grace{5000};    // cancel until "result"
   std::chrono::milliseconds languages_timeout{10000};
   std::chrono::milliseconds languages_ttl{30000};  // cache of Languages()
+  std::chrono::milliseconds session_timeout{60000};  // OpenSession/CloseSession until answered
   std::chrono::milliseconds restart_backoff_min{100};
   std::chrono::milliseconds restart_backoff_max{5000};
   size_t max_frame_bytes = kDefaultMaxFrameBytes;
@@ -86,6 +87,11 @@ class RunnerClient : public runtimes::CodeExecutor {
   // runner is unavailable.
   std::vector<runtimes::LanguageInfo> Languages() override;
 
+  // Sessions live in the runner: a runner restart loses them (their runs
+  // then get E_SESSION_NOT_FOUND from the new runner).
+  Status OpenSession(const runtimes::SessionSpec& spec) override;
+  Status CloseSession(const std::string& id) override;
+
   // The current runner's pid, or -1 when none is up. For status and tests.
   pid_t runner_pid() const;
 
@@ -110,6 +116,8 @@ class RunnerClient : public runtimes::CodeExecutor {
   Status Send(const std::shared_ptr<Connection>& conn, const std::shared_ptr<Pending>& p,
               nlohmann::json message);
   void Unregister(const Pending& p);
+  // Sends a query and waits (bounded) for the frame that answers it.
+  StatusOr<nlohmann::json> Query(nlohmann::json message, std::chrono::milliseconds timeout);
   void ReleaseSlot();
   std::string UnavailableMessage() const;
 

@@ -188,6 +188,25 @@ void RunnerLoop::Dispatch(const Json& message) {
       }
       Send({{"type", "languages"}, {"id", id}, {"languages", std::move(list)}});
     });
+  } else if (type == "session_open" || type == "session_close") {
+    StartTask(std::nullopt, nullptr, [this, id, type, message] {
+      Status st;
+      if (type == "session_open") {
+        StatusOr<runtimes::SessionSpec> spec =
+            runtimes::SessionSpecFromJson(message.contains("session") ? message["session"] : Json());
+        st = spec.ok() ? executor_.OpenSession(*spec) : spec.status();
+      } else {
+        auto sid = message.find("session_id");
+        st = sid != message.end() && sid->is_string() ? executor_.CloseSession(sid->get<std::string>())
+                                                       : InvalidArgument("session_id must be a string");
+      }
+      Json reply = {{"type", "session"}, {"id", id}, {"ok", st.ok()}};
+      if (!st.ok()) {
+        reply["code"] = StatusCodeName(st.code());
+        reply["message"] = st.message();
+      }
+      Send(reply);
+    });
   } else if (type == "bridge_reply") {
     auto frame = message.find("frame");
     if (frame == message.end() || !frame->is_string()) {

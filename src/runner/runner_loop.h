@@ -14,6 +14,8 @@
 //     {"type":"languages","id":N}
 //     {"type":"ping","id":N}
 //     {"type":"bridge_reply","id":N,"frame":"<JSON text>"}  (code mode)
+//     {"type":"session_open","id":N,"session":{SessionSpec}}  (sessions)
+//     {"type":"session_close","id":N,"session_id":"s_..."}
 //   runner -> server
 //     {"type":"hello","pid":P,"version":"0.1.0"}        (first frame, once)
 //     {"type":"progress","id":N,"phase":"compiling"}
@@ -22,6 +24,8 @@
 //     {"type":"pong","id":N}
 //     {"type":"bridge","id":N,"frame":"<JSON text>"}        (code mode)
 //     {"type":"bridge_error","id":N,"message":"..."}
+//     {"type":"session","id":N,"ok":true|false,"code"?:"NOT_FOUND","message"?:"..."}
+// A "run" whose request has a session_id runs a cell in that session.
 // A code-mode run (request.code_mode) relays its program's bridge frames
 // (runtimes/bridge.h) to the server verbatim, as strings, and writes each
 // bridge_reply back to the program; the runner never interprets them: the

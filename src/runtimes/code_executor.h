@@ -32,6 +32,23 @@ class CodeExecutor {
 
   // Languages this executor can run, with versions and default limits.
   virtual std::vector<LanguageInfo> Languages() = 0;
+
+  // Sessions (docs/sessions.md): OpenSession makes a jail with the
+  // language's session interpreter running in it, kept under spec.id until
+  // CloseSession; Run() with request.session_id == spec.id then runs a cell
+  // in it. Errors: NotFound (unknown language, or one without sessions),
+  // InvalidArgument, AlreadyExists-like InvalidArgument for a reused id,
+  // ResourceExhausted (too many sessions), Unavailable (no runner),
+  // FailedPrecondition (the jail could not be made). A session cell's
+  // failures are results whose error_code is "E_SESSION_NOT_FOUND" (no
+  // such session here), "E_SESSION_LOST" (the cell or an earlier one ended
+  // the interpreter; the message says why) or "E_SESSION_BUSY" (a cell of
+  // the session is already running). Executors without sessions refuse.
+  virtual Status OpenSession(const SessionSpec& spec) {
+    return FailedPrecondition("this executor has no sessions");
+  }
+  // Destroys the session's jail (nothing is left). NotFound if unknown.
+  virtual Status CloseSession(const std::string& id) { return NotFound("no such session"); }
 };
 
 }  // namespace airlock::runtimes

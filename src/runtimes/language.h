@@ -38,6 +38,11 @@ struct LanguageSpec {
   // pre-started. Only for interpreted languages (no compile step, no code
   // mode). "{heap_mb}" is replaced as in run_argv; "{timeout_ms}" cannot be.
   std::vector<std::string> prestart_argv;
+  // A session's interpreter (session_harness.h): started once per session
+  // jail and driven turn by turn. Empty: the language has no sessions.
+  std::vector<std::string> session_argv;
+  // Whether a session cell may be given stdin.
+  bool session_stdin = true;
   // The pre-started program learns the run's timeout at the hand-over, as
   // its first argument (airlock-js --resume-fd: its engine's deadline).
   bool prestart_takes_timeout = false;

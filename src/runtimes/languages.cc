@@ -3,6 +3,7 @@
 
 #include "runtimes/language.h"
 #include "runtimes/prestart_harness.h"
+#include "runtimes/session_harness.h"
 
 namespace airlock::runtimes {
 
@@ -17,6 +18,7 @@ std::vector<LanguageSpec> BuiltinLanguages() {
   // -I: isolated mode (no env vars, no user site, script dir not trusted).
   python.run_argv = {"/usr/bin/python3", "-I", "main.py"};
   python.prestart_argv = {"/usr/bin/python3", "-I", "-c", std::string(PythonPrestartHarness())};
+  python.session_argv = {"/usr/bin/python3", "-I", "-c", std::string(PythonSessionHarness())};
   python.extra_env = {"MPLBACKEND=Agg", "MPLCONFIGDIR=/tmp/matplotlib"};
   python.binds = {{"/etc/python3.11"}, {"/etc/python3"}, {"/etc/matplotlibrc"}, {"/etc/fonts"}};
   python.notes = "CPython (Debian); numpy, pandas and matplotlib importable (read-only); no pip";
@@ -29,6 +31,7 @@ std::vector<LanguageSpec> BuiltinLanguages() {
   js.version_argv = {"/usr/bin/node", "--version"};
   js.run_argv = {"/usr/bin/node", "main.js"};
   js.prestart_argv = {"/usr/bin/node", "-e", std::string(NodePrestartHarness())};
+  js.session_argv = {"/usr/bin/node", "-e", std::string(NodeSessionHarness())};
   js.max_pids = 64;
   js.notes = "Node.js with its built-in modules; no npm packages";
   all.push_back(js);
@@ -76,6 +79,7 @@ std::vector<LanguageSpec> BuiltinLanguages() {
   ruby.version_argv = {"/usr/bin/ruby", "--version"};
   ruby.run_argv = {"/usr/bin/ruby", "--disable-gems", "main.rb"};
   ruby.prestart_argv = {"/usr/bin/ruby", "--disable-gems", "-e", std::string(RubyPrestartHarness())};
+  ruby.session_argv = {"/usr/bin/ruby", "--disable-gems", "-e", std::string(RubySessionHarness())};
   ruby.notes = "Ruby standard library only";
   all.push_back(ruby);
 
@@ -86,6 +90,8 @@ std::vector<LanguageSpec> BuiltinLanguages() {
   php.version_argv = {"/usr/bin/php", "--version"};
   php.run_argv = {"/usr/bin/php", "main.php"};
   php.prestart_argv = {"/usr/bin/php", "-r", std::string(PhpPrestartHarness())};
+  php.session_argv = {"/usr/bin/php", "-r", std::string(PhpSessionHarness())};
+  php.session_stdin = false;  // PHP cannot reopen fd 0
   php.binds = {{"/etc/php"}};
   php.notes = "php-cli with Debian's default extensions";
   all.push_back(php);
@@ -96,6 +102,7 @@ std::vector<LanguageSpec> BuiltinLanguages() {
   bash.source_file = "main.sh";
   bash.version_argv = {"/bin/bash", "--version"};
   bash.run_argv = {"/bin/bash", "main.sh"};
+  bash.session_argv = {"/bin/bash", "--norc", "--noprofile", "-c", std::string(BashSessionHarness())};
   bash.notes = "bash with coreutils; no network tools work (no network)";
   all.push_back(bash);
 

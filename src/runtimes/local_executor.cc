@@ -241,6 +241,7 @@ std::vector<LanguageInfo> LocalExecutor::Languages() {
     info.default_timeout_ms = l.default_timeout_ms;
     info.default_memory_mb = l.default_memory_mb;
     info.notes = l.notes;
+    info.sessions = !l.session_argv.empty();
     out.push_back(std::move(info));
   }
   return out;
@@ -248,6 +249,7 @@ std::vector<LanguageInfo> LocalExecutor::Languages() {
 
 RunResult LocalExecutor::Run(const RunRequest& request, const ProgressFn& progress, CancelToken& cancel,
                              BridgeHandler* bridge) {
+  if (!request.session_id.empty()) return RunInSession(request, progress, cancel);
   if (Status st = ValidateRequest(request, limits_, languages_); !st.ok()) {
     return InternalErrorResult(request.language,
                                st.code() == StatusCode::kNotFound ? "unknown_language" : "invalid_request",
@@ -439,6 +441,112 @@ RunResult LocalExecutor::RunInJail(const LanguageSpec& spec, const RunRequest& r
   } else if (cached) {
     result.compile_output = cached->diagnostics;  // compile_ms stays 0: nothing was compiled
   }
+  return result;
+}
+
+}  // namespace airlock::runtimes
+
+namespace airlock::runtimes {
+
+Status LocalExecutor::OpenSession(const SessionSpec& spec) {
+  const LanguageSpec* lang = Find(spec.language, false, spec.isolation);
+  if (lang == nullptr || lang->session_argv.empty()) {
+    std::string list;
+    for (const LanguageSpec& l : languages_) {
+      if (!l.session_argv.empty() && !l.code_mode) list += (list.empty() ? "" : ", ") + l.name + " (" + l.isolation + ")";
+    }
+    return NotFound("sessions are not available for " + spec.language + " (" + spec.isolation +
+                    "); languages with sessions: " + (list.empty() ? "none" : list));
+  }
+  if (spec.memory_mb > limits_.max_memory_mb) {
+    return InvalidArgument("memory_mb " + std::to_string(spec.memory_mb) + " exceeds the maximum of " +
+                           std::to_string(limits_.max_memory_mb));
+  }
+  {
+    std::lock_guard<std::mutex> lock(sessions_mu_);
+    if (sessions_.count(spec.id)) return InvalidArgument("a session with this id exists already");
+    if (sessions_.size() >= limits_.max_sessions) {
+      return ResourceExhausted("this runner holds its maximum of " + std::to_string(limits_.max_sessions) +
+                               " sessions");
+    }
+  }
+  const uint64_t memory_mb = spec.memory_mb ? spec.memory_mb : lang->default_memory_mb;
+  const jail::JailConfig config = JailConfigFor(*lang, memory_mb, limits_.workdir_bytes);
+  jail::ExecRequest start;
+  start.env = BaseEnv();
+  start.env.insert(start.env.end(), lang->extra_env.begin(), lang->extra_env.end());
+  start.seccomp = &policies_.at(PolicyKey(lang->seccomp));
+  start.limits.max_file_bytes = limits_.workdir_bytes;
+  // RLIMIT_CPU counts the interpreter's whole life: the session's CPU budget.
+  start.limits.cpu_ms = spec.cpu_budget_ms ? spec.cpu_budget_ms : 600'000;
+  StatusOr<std::unique_ptr<SandboxSession>> session =
+      session_maker_.Run([&] { return SandboxSession::Open(*host_, *lang, config, start); });
+  if (!session.ok()) {
+    return FailedPrecondition("could not start the session: " + session.status().message());
+  }
+  std::lock_guard<std::mutex> lock(sessions_mu_);
+  if (sessions_.count(spec.id)) {
+    reaper_.Retire((*session)->TakeJail());
+    return InvalidArgument("a session with this id exists already");
+  }
+  sessions_.emplace(spec.id, std::shared_ptr<SandboxSession>(std::move(session).value()));
+  return OkStatus();
+}
+
+Status LocalExecutor::CloseSession(const std::string& id) {
+  std::shared_ptr<SandboxSession> session;
+  {
+    std::lock_guard<std::mutex> lock(sessions_mu_);
+    auto it = sessions_.find(id);
+    if (it == sessions_.end()) return NotFound("no such session");
+    session = std::move(it->second);
+    sessions_.erase(it);
+  }
+  // A cell still running holds the session's lock; killing the jail ends it.
+  std::unique_ptr<jail::Jail> jail = session->TakeJail();
+  if (jail) reaper_.Retire(std::move(jail));
+  return OkStatus();
+}
+
+size_t LocalExecutor::session_count() {
+  std::lock_guard<std::mutex> lock(sessions_mu_);
+  return sessions_.size();
+}
+
+RunResult LocalExecutor::RunInSession(const RunRequest& request, const ProgressFn& progress, CancelToken& cancel) {
+  std::shared_ptr<SandboxSession> session;
+  {
+    std::lock_guard<std::mutex> lock(sessions_mu_);
+    auto it = sessions_.find(request.session_id);
+    if (it != sessions_.end()) session = it->second;
+  }
+  if (!session) {
+    return InternalErrorResult(request.language, "E_SESSION_NOT_FOUND", "no session with this id is open");
+  }
+  const LanguageSpec& spec = session->spec();
+  if (!request.args.empty() || request.memory_mb != 0 || request.code_mode) {
+    return InternalErrorResult(spec.name, "invalid_request",
+                               "args, memory_mb and code mode are not allowed in a session call");
+  }
+  if (!spec.session_stdin && !request.stdin_data.empty()) {
+    return InternalErrorResult(spec.name, "invalid_request", spec.name + " sessions take no stdin");
+  }
+  RunRequest checked = request;
+  checked.language = spec.name;
+  checked.isolation = spec.isolation;
+  if (Status st = ValidateRequest(checked, limits_, languages_); !st.ok()) {
+    return InternalErrorResult(spec.name, "invalid_request", st.message());
+  }
+  CellLimits limits;
+  limits.timeout_ms = request.timeout_ms ? request.timeout_ms : spec.default_timeout_ms;
+  limits.max_output_bytes = request.max_output_bytes ? std::min(request.max_output_bytes, limits_.max_output_bytes)
+                                                     : limits_.max_output_bytes;
+  limits.kill_on_output_limit = !request.truncate_output;
+  limits.max_output_files = limits_.max_output_files;
+  limits.max_output_file_bytes = limits_.max_output_file_bytes;
+  if (progress) progress(RunPhase::kRunning);
+  RunResult result = session->Call(request, limits, cancel);
+  if (progress) progress(RunPhase::kDone);
   return result;
 }
 

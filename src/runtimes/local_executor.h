@@ -19,8 +19,10 @@
 #include "runtimes/build_cache.h"
 #include "runtimes/code_executor.h"
 #include "runtimes/jail_pool.h"
+#include "runtimes/jail_maker_thread.h"
 #include "runtimes/jail_reaper.h"
 #include "runtimes/language.h"
+#include "runtimes/sandbox_session.h"
 
 namespace airlock::runtimes {
 
@@ -35,6 +37,7 @@ struct ExecutorLimits {
   uint64_t workdir_bytes = 64u << 20;
   uint64_t max_code_bytes = 1u << 20;
   uint64_t max_stdin_bytes = 8u << 20;
+  uint32_t max_sessions = 256;  // a backstop; the server keeps its own, lower limits
 };
 
 class LocalExecutor : public CodeExecutor {
@@ -46,6 +49,13 @@ class LocalExecutor : public CodeExecutor {
   RunResult Run(const RunRequest& request, const ProgressFn& progress, CancelToken& cancel,
                 BridgeHandler* bridge = nullptr) override;
   std::vector<LanguageInfo> Languages() override;
+
+  // Sessions (code_executor.h): each its own jail, built like a one-shot
+  // run's at the session's memory limit, with the language's session
+  // interpreter running; at most max_sessions at once (ResourceExhausted).
+  Status OpenSession(const SessionSpec& spec) override;
+  Status CloseSession(const std::string& id) override;
+  size_t session_count();
 
   const LanguageSpec* Find(const std::string& name, bool code_mode = false,
                            const std::string& isolation = "native") const;
@@ -80,6 +90,7 @@ class LocalExecutor : public CodeExecutor {
   JailPool::Maker PrestartMaker(const LanguageSpec& spec, const jail::JailConfig& config);
   RunResult RunInJail(const LanguageSpec& spec, const RunRequest& request, const ProgressFn& progress,
                       CancelToken& cancel, BridgeHandler* bridge);
+  RunResult RunInSession(const RunRequest& request, const ProgressFn& progress, CancelToken& cancel);
 
   jail::JailHost* host_ = nullptr;
   ExecutorLimits limits_;
@@ -90,6 +101,11 @@ class LocalExecutor : public CodeExecutor {
   // Used jails are destroyed here, off the request path; destroyed (and
   // drained) after the pool.
   JailReaper reaper_;
+  // Session jails are made here: they outlive the request that opened them.
+  JailMakerThread session_maker_;
+  // Open sessions by id; destroyed (their jails killed) before the reaper.
+  std::mutex sessions_mu_;
+  std::map<std::string, std::shared_ptr<SandboxSession>> sessions_;
   std::unique_ptr<JailPool> pool_;  // before nothing that uses it; destroyed first
   bool prestart_ = false;
   std::atomic<uint64_t> prestarted_runs_{0};

@@ -281,6 +281,7 @@ Json ToJson(const RunRequest& r) {
       {"max_output_bytes", r.max_output_bytes},
       {"truncate_output", r.truncate_output},
   };
+  if (!r.session_id.empty()) j["session_id"] = r.session_id;
   // Code and stdin keep their exact bytes: text when they can be, else base64.
   const bool code_text = IsValidUtf8(r.code);
   j["code"] = code_text ? r.code : Base64Encode(r.code);
@@ -325,6 +326,7 @@ StatusOr<RunRequest> RunRequestFromJson(const Json& j) {
   AIRLOCK_RETURN_IF_ERROR(ReadBool(j, "code_mode", "code_mode", &r.code_mode));
   AIRLOCK_RETURN_IF_ERROR(ReadUint(j, "max_output_bytes", "max_output_bytes", &r.max_output_bytes));
   AIRLOCK_RETURN_IF_ERROR(ReadBool(j, "truncate_output", "truncate_output", &r.truncate_output));
+  AIRLOCK_RETURN_IF_ERROR(ReadString(j, "session_id", "session_id", false, &r.session_id));
   auto files = j.find("files");
   if (files != j.end() && !files->is_null()) {
     if (!files->is_array()) return InvalidArgument("files must be an array");
@@ -351,6 +353,7 @@ Json ToJson(const LanguageInfo& l) {
       {"default_timeout_ms", l.default_timeout_ms},
       {"default_memory_mb", l.default_memory_mb},
       {"notes", SanitizeUtf8(l.notes)},
+      {"sessions", l.sessions},
   };
 }
 
@@ -367,7 +370,28 @@ StatusOr<LanguageInfo> LanguageInfoFromJson(const Json& j) {
   AIRLOCK_RETURN_IF_ERROR(
       ReadUint(j, "default_memory_mb", "default_memory_mb", &l.default_memory_mb));
   AIRLOCK_RETURN_IF_ERROR(ReadString(j, "notes", "notes", false, &l.notes));
+  AIRLOCK_RETURN_IF_ERROR(ReadBool(j, "sessions", "sessions", &l.sessions));
   return l;
+}
+
+Json ToJson(const SessionSpec& s) {
+  return Json{{"id", s.id},
+              {"language", s.language},
+              {"isolation", s.isolation},
+              {"memory_mb", s.memory_mb},
+              {"cpu_budget_ms", s.cpu_budget_ms}};
+}
+
+StatusOr<SessionSpec> SessionSpecFromJson(const Json& j) {
+  AIRLOCK_RETURN_IF_ERROR(RequireObject(j, "session"));
+  SessionSpec s;
+  AIRLOCK_RETURN_IF_ERROR(ReadString(j, "id", "id", true, &s.id));
+  AIRLOCK_RETURN_IF_ERROR(ReadString(j, "language", "language", true, &s.language));
+  AIRLOCK_RETURN_IF_ERROR(ReadString(j, "isolation", "isolation", false, &s.isolation));
+  AIRLOCK_RETURN_IF_ERROR(ReadUint(j, "memory_mb", "memory_mb", &s.memory_mb));
+  AIRLOCK_RETURN_IF_ERROR(ReadUint(j, "cpu_budget_ms", "cpu_budget_ms", &s.cpu_budget_ms));
+  if (s.id.empty()) return InvalidArgument("id must not be empty");
+  return s;
 }
 
 }  // namespace airlock::runtimes

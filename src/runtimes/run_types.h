@@ -87,7 +87,24 @@ struct RunRequest {
   // true: output past max_output_bytes is dropped (stdout_truncated) and the
   // run goes on; false: the run ends with output_limit.
   bool truncate_output = false;
+  // Non-empty: a cell for this open session (CodeExecutor::OpenSession)
+  // instead of a fresh run; args and memory_mb must then be empty/0.
+  std::string session_id;
 };
+
+// A session to open (CodeExecutor::OpenSession): one jail and interpreter
+// that stay alive between runs with its session_id.
+//   {"id": "s_...", "language": "python", "isolation": "native",
+//    "memory_mb": 0, "cpu_budget_ms": 600000}
+struct SessionSpec {
+  std::string id;            // chosen by the caller: unguessable, unique
+  std::string language;
+  std::string isolation = "native";
+  uint64_t memory_mb = 0;      // 0: the language default; for the whole session
+  uint64_t cpu_budget_ms = 0;  // CPU time for the whole session (RLIMIT_CPU); 0: none beyond the executor's
+};
+nlohmann::json ToJson(const SessionSpec& s);
+StatusOr<SessionSpec> SessionSpecFromJson(const nlohmann::json& j);
 
 struct RunResult {
   RunStatus status = RunStatus::kInternalError;
@@ -139,6 +156,7 @@ struct LanguageInfo {
   uint64_t default_timeout_ms = 0;
   uint64_t default_memory_mb = 0;
   std::string notes;         // e.g. "numpy, pandas, matplotlib importable"
+  bool sessions = false;     // has a session interpreter (open_session)
 };
 nlohmann::json ToJson(const LanguageInfo& l);
 StatusOr<LanguageInfo> LanguageInfoFromJson(const nlohmann::json& j);

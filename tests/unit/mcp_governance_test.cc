@@ -73,7 +73,8 @@ TEST(McpGovernance, EachCallerSeesOnlyWhatTheRoleAllows) {
   Client runner(server, As("ann", "runner"));
   Client viewer(server, As("vic", "viewer"));
   Client ghost(server, As("gus", "no_such_role"));
-  EXPECT_EQ(runner.ToolNames(), (std::vector<std::string>{"run_code", "list_languages"}));
+  EXPECT_EQ(runner.ToolNames(), (std::vector<std::string>{"run_code", "list_languages", "open_session",
+                                                          "close_session", "list_sessions"}));
   EXPECT_TRUE(viewer.ToolNames().empty());  // inline: false -> no programs
   EXPECT_TRUE(ghost.ToolNames().empty());   // an undefined role sees nothing
 
@@ -89,6 +90,25 @@ TEST(McpGovernance, EachCallerSeesOnlyWhatTheRoleAllows) {
   json ok = runner.Send(RunCode(4, {{"language", "python"}, {"code", "print(1)"}}));
   EXPECT_FALSE(ok["result"].value("isError", false)) << ok;
   EXPECT_EQ(executor.requests.size(), 1u);
+}
+
+TEST(McpGovernance, SessionsCanBeTurnedOffPerEndpointOrInTheConfig) {
+  FakeExecutor executor;
+  config::Config c = ConfigWithRoles();
+  c.endpoints = {{"plain", {{"path", "/mcp"}, {"sessions", false}}}};
+  McpServer server(c, executor, nullptr, ServerOptions{.endpoint = "plain"});
+  Client runner(server, As("ann", "runner"));
+  EXPECT_EQ(runner.ToolNames(), (std::vector<std::string>{"run_code", "list_languages"}));
+  json r = runner.Send(RunCode(3, {{"session_id", "s_0123"}, {"code", "print(1)"}}));
+  EXPECT_TRUE(r["result"].value("isError", false)) << r;
+  EXPECT_EQ(r["result"]["structuredContent"]["error_code"], "E_SESSIONS_DISABLED");
+  EXPECT_TRUE(executor.requests.empty());
+
+  config::Config off = ConfigWithRoles();
+  off.sessions.enabled = false;
+  McpServer server2(off, executor);
+  Client runner2(server2, As("ann", "runner"));
+  EXPECT_EQ(runner2.ToolNames(), (std::vector<std::string>{"run_code", "list_languages"}));
 }
 
 TEST(McpGovernance, AnEndpointWithoutRunCodeOffersNothingHere) {

@@ -146,7 +146,12 @@ TEST_F(McpSessionTest, ToolsListDescribesRunCode) {
   json r = Send(Request(2, "tools/list"));
   ASSERT_TRUE(r.contains("result")) << r;
   const json& tools = r["result"]["tools"];
-  ASSERT_EQ(tools.size(), 2u);
+  ASSERT_EQ(tools.size(), 5u);  // run_code, list_languages and the three session tools
+  EXPECT_EQ(tools[2]["name"], "open_session");
+  EXPECT_EQ(tools[3]["name"], "close_session");
+  EXPECT_EQ(tools[4]["name"], "list_sessions");
+  EXPECT_EQ(tools[2]["inputSchema"]["required"], json({"language"}));
+  EXPECT_TRUE(tools[0]["inputSchema"]["properties"].contains("session_id"));
   const json& run = tools[0];
   EXPECT_EQ(run["name"], "run_code");
   EXPECT_EQ(run["inputSchema"]["properties"]["language"]["enum"], json({"c", "python"}));

@@ -1,6 +1,7 @@
 #include "jail/init/init.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <linux/capability.h>
 #include <sched.h>
 #include <signal.h>
@@ -141,29 +142,41 @@ json Exec(ChannelMessage& msg, const FsSetup& fs) {
   return ExitReply(WaitProgram(started), m, work.get());
 }
 
-// A program started ahead of its input (Jail::Start), waiting on fd 3.
+// A program started ahead of its input (Jail::Start), waiting on fd 3; or
+// an interactive one (Jail::StartInteractive) that stays running and is
+// driven turn by turn over its own control channel (fd 3).
 struct Pending {
   StartedProgram started;
-  UniqueFd resume;  // write end of the program's fd 3
+  UniqueFd resume;  // write end of the program's fd 3; empty when interactive
+  bool interactive = false;
+  bool watched_out = false;  // its exit was reported (program_exited)
 };
 
 // "start": starts the program with fd 3 the read end of a pipe whose write
-// end init keeps until "resume".
+// end init keeps until "resume"; with a fourth fd (interactive), fd 3 is
+// that channel instead and the program is never resumed, only turned.
 json Start(ChannelMessage& msg, const FsSetup& fs, std::optional<Pending>* pending) {
   const json& m = msg.body;
   if (pending->has_value()) return {{"type", "start_failed"}, {"message", "a program is already started"}};
-  if (msg.fds.size() != 3) return {{"type", "start_failed"}, {"message", "start needs stdin, stdout, stderr fds"}};
+  if (msg.fds.size() != 3 && msg.fds.size() != 4) {
+    return {{"type", "start_failed"}, {"message", "start needs stdin, stdout, stderr (and a control) fds"}};
+  }
+  const bool interactive = msg.fds.size() == 4;
   ProgramSpec spec;
   if (std::string err = ParseProgram(m, fs, &spec); !err.empty()) {
     return {{"type", "start_failed"}, {"message", err}};
   }
-  int p[2];
-  if (pipe2(p, O_CLOEXEC) != 0) return {{"type", "start_failed"}, {"message", "pipe failed"}};
-  UniqueFd resume_read(p[0]), resume_write(p[1]);
+  UniqueFd resume_read, resume_write;
+  if (!interactive) {
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0) return {{"type", "start_failed"}, {"message", "pipe failed"}};
+    resume_read.Reset(p[0]);
+    resume_write.Reset(p[1]);
+  }
   spec.stdin_fd = msg.fds[0].get();
   spec.stdout_fd = msg.fds[1].get();
   spec.stderr_fd = msg.fds[2].get();
-  spec.bridge_fd = resume_read.get();
+  spec.bridge_fd = interactive ? msg.fds[3].get() : resume_read.get();
   StartedProgram started = StartProgram(spec);
   msg.fds.clear();
   resume_read.Reset();
@@ -171,8 +184,36 @@ json Start(ChannelMessage& msg, const FsSetup& fs, std::optional<Pending>* pendi
     const ProgramExit exit = WaitProgram(started);
     return {{"type", "start_failed"}, {"message", exit.exec_error}};
   }
-  *pending = Pending{std::move(started), std::move(resume_write)};
+  *pending = Pending{std::move(started), std::move(resume_write), interactive, false};
   return {{"type", "started"}};
+}
+
+// "turn_begin": the input files of one turn of an interactive program.
+json TurnBegin(const ChannelMessage& msg, const std::optional<Pending>& pending) {
+  if (!pending.has_value() || !pending->interactive) {
+    return {{"type", "turn_failed"}, {"message", "no interactive program is running in this jail"}};
+  }
+  UniqueFd work(open("/work", O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (std::string err = WriteFiles(msg.body, work.get()); !err.empty()) {
+    return {{"type", "turn_failed"}, {"message", err}};
+  }
+  return {{"type", "turn_ready"}};
+}
+
+// "turn_end": nothing a turn started may outlive it but the program
+// itself; then the turn's output files, and whether the program still runs.
+json TurnEnd(const ChannelMessage& msg, std::optional<Pending>* pending) {
+  if (!pending->has_value() || !(*pending)->interactive) {
+    return {{"type", "turn_failed"}, {"message", "no interactive program is running in this jail"}};
+  }
+  std::optional<ProgramExit> exit = KillAllBut((*pending)->started.pid);
+  UniqueFd work(open("/work", O_PATH | O_DIRECTORY | O_CLOEXEC));
+  ProgramExit status = exit.value_or(ProgramExit{});
+  json reply = ExitReply(status, msg.body, work.get());
+  reply["type"] = "turn_done";
+  reply["alive"] = !exit.has_value();
+  if (exit.has_value()) pending->reset();
+  return reply;
 }
 
 // "resume": writes the input files, lowers RLIMIT_CPU to the run's, hands
@@ -180,7 +221,7 @@ json Start(ChannelMessage& msg, const FsSetup& fs, std::optional<Pending>* pendi
 // says go, then waits for it like "exec".
 json Resume(const ChannelMessage& msg, std::optional<Pending>* pending) {
   const json& m = msg.body;
-  if (!pending->has_value()) return ExecError("nothing was started in this jail");
+  if (!pending->has_value() || (*pending)->interactive) return ExecError("nothing was started in this jail");
   Pending p = std::move(**pending);
   pending->reset();
   UniqueFd work(open("/work", O_PATH | O_DIRECTORY | O_CLOEXEC));
@@ -231,7 +272,27 @@ int InitMain(int channel_fd) {
   if (!SendMessage(channel_fd, {{"type", "ready"}}).ok()) return 1;
 
   std::optional<Pending> pending;
+  UniqueFd watched;  // a pidfd of the interactive program, until it exits
   for (;;) {
+    // An interactive program may end between messages (its last process
+    // holding its pipes may be a child that keeps them open): say so at
+    // once, so a turn in flight does not wait for its clock.
+    if (!pending.has_value() || !pending->interactive || pending->watched_out) {
+      watched.Reset();
+    } else if (!watched) {
+      watched.Reset(static_cast<int>(syscall(SYS_pidfd_open, pending->started.pid, 0)));
+    }
+    if (watched) {
+      pollfd fds[2] = {{channel_fd, POLLIN, 0}, {watched.get(), POLLIN, 0}};
+      if (poll(fds, 2, -1) < 0 && errno != EINTR) break;
+      if (fds[1].revents != 0) {
+        watched.Reset();
+        if (!SendMessage(channel_fd, {{"type", "program_exited"}}).ok()) break;
+        // Not reaped here: turn_end reports its status.
+        pending->watched_out = true;
+      }
+      if ((fds[0].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
+    }
     StatusOr<ChannelMessage> msg = ReceiveMessage(channel_fd);
     if (!msg.ok()) break;  // supervisor gone: exiting tears the jail down
     const std::string type = msg->body.value("type", "");
@@ -241,6 +302,10 @@ int InitMain(int channel_fd) {
       if (!SendMessage(channel_fd, Start(*msg, fs, &pending)).ok()) break;
     } else if (type == "resume") {
       if (!SendMessage(channel_fd, Resume(*msg, &pending)).ok()) break;
+    } else if (type == "turn_begin") {
+      if (!SendMessage(channel_fd, TurnBegin(*msg, pending)).ok()) break;
+    } else if (type == "turn_end") {
+      if (!SendMessage(channel_fd, TurnEnd(*msg, &pending)).ok()) break;
     } else {
       (void)SendMessage(channel_fd, {{"type", "error"}, {"message", "unknown message type"}});
     }

@@ -1,5 +1,7 @@
 #include "jail/init/program.h"
 
+#include <dirent.h>
+
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/capability.h>
@@ -12,6 +14,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
+#include <cstdio>
 #include <cstring>
 
 namespace airlock::jail {
@@ -179,5 +183,62 @@ ProgramExit WaitProgram(const StartedProgram& started) {
 }
 
 ProgramExit RunProgram(const ProgramSpec& spec) { return WaitProgram(StartProgram(spec)); }
+
+namespace {
+
+// Whether /proc/<pid>/stat says the process is a zombie (or is gone).
+bool IsZombieOrGone(pid_t pid) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return true;
+  char buf[512];
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return true;
+  buf[n] = 0;
+  const char* paren = strrchr(buf, ')');  // the name may contain anything
+  return paren == nullptr || paren[1] == 0 || paren[2] == 'Z' || paren[2] == 'X';
+}
+
+}  // namespace
+
+std::optional<ProgramExit> KillAllBut(pid_t keep) {
+  std::optional<ProgramExit> kept;
+  auto reap = [&] {
+    for (;;) {
+      int status = 0;
+      rusage ru{};
+      pid_t w = wait4(-1, &status, WNOHANG | __WALL, &ru);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) return;
+      if (w == keep) {
+        ProgramExit e;
+        if (WIFEXITED(status)) e.exit_code = WEXITSTATUS(status);
+        if (WIFSIGNALED(status)) e.signal = WTERMSIG(status);
+        kept = e;
+      }
+    }
+  };
+  for (int pass = 0; pass < 500; ++pass) {
+    int alive = 0;
+    DIR* proc = opendir("/proc");
+    if (proc == nullptr) break;
+    while (dirent* e = readdir(proc)) {
+      char* end = nullptr;
+      const long pid = strtol(e->d_name, &end, 10);
+      if (end == e->d_name || *end != 0 || pid <= 1 || pid == keep) continue;
+      if (IsZombieOrGone(static_cast<pid_t>(pid))) continue;
+      kill(static_cast<pid_t>(pid), SIGKILL);
+      ++alive;
+    }
+    closedir(proc);
+    reap();
+    if (alive == 0) break;
+    usleep(1000);
+  }
+  reap();
+  return kept;
+}
 
 }  // namespace airlock::jail

@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,13 @@ ProgramExit WaitProgram(const StartedProgram& started);
 
 // StartProgram, then WaitProgram.
 ProgramExit RunProgram(const ProgramSpec& spec);
+
+// For a program that stays running between turns (a session): SIGKILLs
+// every other process of the jail (all but PID 1 and `keep`), reaps what
+// init may reap, and returns once none is left alive (bounded: a program
+// whose own threads keep forking gets up to ~0.5 s of passes). When `keep`
+// has exited meanwhile it is reaped too and its exit is returned.
+std::optional<ProgramExit> KillAllBut(pid_t keep);
 
 }  // namespace airlock::jail
 

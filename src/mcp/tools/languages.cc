@@ -19,6 +19,7 @@ LanguageCatalog::LanguageCatalog(runtimes::CodeExecutor& executor, const config:
     : executor_(executor),
       limits_(config.limits),
       enabled_(config.languages.enabled),
+      sessions_(config.sessions.enabled),
       allowed_tiers_(std::move(allowed_tiers)),
       default_tier_(Contains(allowed_tiers_, config.languages.default_isolation) || allowed_tiers_.empty()
                         ? config.languages.default_isolation
@@ -30,6 +31,8 @@ std::vector<runtimes::LanguageInfo> LanguageCatalog::Languages() {
   for (runtimes::LanguageInfo& l : all) {
     if (!enabled_.empty() && !Contains(enabled_, l.name)) continue;
     if (l.tiers.empty()) l.tiers = {"native"};
+    // Sessions run in the native tier only.
+    l.sessions = l.sessions && sessions_ && Contains(allowed_tiers_, "native");
     std::erase_if(l.tiers, [this](const std::string& t) { return !Contains(allowed_tiers_, t); });
     if (!l.tiers.empty()) out.push_back(std::move(l));
   }

@@ -5,6 +5,7 @@
 //               "max_memory_mb", "max_output_bytes", "max_files",
 //               "max_file_bytes", "max_total_file_bytes"},
 //    "sandbox": {"network": false, "workdir": "/work", "persistent": false}}
+// Each language says whether it has sessions ("sessions": true|false).
 #ifndef AIRLOCK_MCP_TOOLS_LANGUAGES_H_
 #define AIRLOCK_MCP_TOOLS_LANGUAGES_H_
 
@@ -43,6 +44,7 @@ class LanguageCatalog {
   runtimes::CodeExecutor& executor_;
   const config::LimitsConfig limits_;
   const std::vector<std::string> enabled_;
+  const bool sessions_;  // config sessions.enabled
   const std::vector<std::string> allowed_tiers_;
   const std::string default_tier_;
 };

@@ -5,6 +5,7 @@
 #include "base/encoding.h"
 #include "mcp/tools/run_code_args.h"
 #include "mcp/tools/run_code_result.h"
+#include "mcp/tools/session_tools.h"
 
 namespace airlock::mcp {
 namespace {
@@ -98,6 +99,11 @@ json RunCodeTool::InputSchema(const std::vector<runtimes::LanguageInfo>& languag
           {"minimum", 1},
           {"maximum", limits.max_memory_mb},
           {"description", "Memory limit in MiB."}}},
+        {"session_id",
+         {{"type", "string"},
+          {"description",
+           "Run as the next cell of this open session (open_session): variables, imports and files persist. "
+           "language may then be left out; args, memory_mb and isolation are not allowed."}}},
         {"isolation",
          {{"type", "string"},
           {"enum", tiers},
@@ -130,7 +136,8 @@ std::string RunCodeTool::Description(const std::vector<runtimes::LanguageInfo>& 
          ". No network access and no package installation: only the standard library and the "
          "libraries listed are available. The working directory is /work: `files` are written "
          "there first, and `output_files` (names or globs) are returned afterwards; images "
-         "(png, jpeg, gif, webp) come back as images. Nothing persists between calls. Limits: " +
+         "(png, jpeg, gif, webp) come back as images. Nothing persists between calls, unless they pass the session_id of a "
+         "session (open_session), whose interpreter and files persist. Limits: " +
          Seconds(limits.default_timeout_ms) + " s wall time by default (timeout_ms up to " +
          std::to_string(limits.max_timeout_ms) + "), " + std::to_string(limits.default_memory_mb) +
          " MiB memory by default (memory_mb up to " + std::to_string(limits.max_memory_mb) + "), " +
@@ -171,7 +178,93 @@ std::string AuditStatusOfRun(const runtimes::RunResult& r) {
 
 }  // namespace
 
+Status RunCodeTool::AuditRun(const runtimes::RunRequest& request, const runtimes::RunResult& result,
+                             ToolCallContext& ctx, int64_t started_ms, const std::string& kind) {
+  if (audit_ == nullptr || !audit_->enabled()) return OkStatus();
+  const governance::Caller& who = ctx.caller();
+  audit::RunRecord rec;
+  rec.run_id = ctx.run_id();
+  rec.started_at = started_ms;
+  rec.ended_at = audit::NowMs();
+  rec.duration_ms = rec.ended_at - started_ms;
+  rec.user = who.user;
+  rec.role = who.role;
+  rec.endpoint = who.endpoint;
+  rec.client = who.client;
+  rec.kind = kind;
+  rec.language = request.language;
+  rec.code = request.code;
+  rec.code_sha256 = Sha256Hex(request.code);
+  rec.limits = {{"timeout_ms", request.timeout_ms}, {"memory_mb", request.memory_mb}};
+  if (!request.session_id.empty()) rec.limits["session_id"] = request.session_id;
+  rec.status = AuditStatusOfRun(result);
+  rec.error_code = result.ok() ? "" : (result.error_code.rfind("E_", 0) == 0 ? result.error_code
+                                                                             : runtimes::RunStatusName(result.status));
+  rec.console_bytes = static_cast<int64_t>(result.stdout_text.size() + result.stderr_text.size());
+  return audit_->EndRun(rec, {});
+}
+
+StatusOr<json> RunCodeTool::CallInSession(const json& arguments, ToolCallContext& ctx) {
+  const std::string id = arguments["session_id"].get<std::string>();
+  if (sessions_ == nullptr) {
+    return SessionErrorResult("E_SESSIONS_DISABLED", "sessions are turned off on this server or endpoint", id);
+  }
+  for (const char* key : {"args", "memory_mb", "isolation"}) {
+    if (arguments.contains(key)) {
+      return SessionErrorResult("invalid_request",
+                                std::string(key) + " is fixed when a session opens and is not allowed in a session call",
+                                id);
+    }
+  }
+  StatusOr<sessions::SessionInfo> s = sessions_->BeginCall(SessionOwner(ctx.caller()), id);
+  if (!s.ok()) return SessionErrorResult("E_SESSION_NOT_FOUND", s.status().message(), id);
+  if (auto lang = arguments.find("language"); lang != arguments.end() && lang->is_string() &&
+                                              lang->get<std::string>() != s->language) {
+    return SessionErrorResult("invalid_request",
+                              "this session runs " + s->language + ", not \"" +
+                                  SanitizeUtf8(lang->get<std::string>().substr(0, 64)) + "\"",
+                              id);
+  }
+  json args = arguments;
+  args.erase("session_id");
+  args["language"] = s->language;
+  StatusOr<runtimes::RunRequest> request =
+      ParseRunCodeArguments(args, catalog_.Languages(), catalog_.limits(),
+                            TierRule{.allowed = {s->isolation}, .preferred = s->isolation});
+  if (!request.ok()) {
+    if (request.status().code() == StatusCode::kInvalidArgument) return request.status();
+    return SessionErrorResult("invalid_request", request.status().message(), id);
+  }
+  request->memory_mb = 0;  // the session's, fixed at open
+  request->session_id = id;
+  runtimes::RunResult result;
+  const int64_t started_ms = audit::NowMs();
+  if (!s->lost_reason.empty()) {
+    result = runtimes::InternalErrorResult(s->language, "E_SESSION_LOST", s->lost_reason);
+  } else {
+    result = catalog_.executor().Run(
+        *request, [&ctx](RunPhase p) { ctx.Progress(PhaseStep(p), kPhaseCount, PhaseMessage(p)); }, ctx.cancel());
+    ctx.Progress(PhaseStep(RunPhase::kDone), kPhaseCount, PhaseMessage(RunPhase::kDone));
+  }
+  sessions_->EndCall(id, result);
+  if (result.error_code == "E_SESSION_LOST" && result.message.rfind("the session was lost", 0) != 0) {
+    result.message = "the session was lost: " + result.message;
+  }
+  request->memory_mb = s->memory_mb;
+  if (Status st = AuditRun(*request, result, ctx, started_ms, "session_call"); !st.ok()) {
+    return ToolErrorResult("E_AUDIT_UNAVAILABLE: the run finished but its audit record could not be written, so "
+                           "its result is withheld: " + st.message());
+  }
+  json out = BuildRunCodeResult(result);
+  out["structuredContent"]["session_id"] = id;
+  return out;
+}
+
 StatusOr<json> RunCodeTool::Call(const json& arguments, ToolCallContext& ctx) {
+  if (arguments.is_object() && arguments.contains("session_id")) {
+    if (!arguments["session_id"].is_string()) return InvalidArgument("arguments.session_id: expected string");
+    return CallInSession(arguments, ctx);
+  }
   std::vector<runtimes::LanguageInfo> languages = catalog_.Languages();
   StatusOr<runtimes::RunRequest> request = ParseRunCodeArguments(
       arguments, languages, catalog_.limits(),
@@ -197,29 +290,9 @@ StatusOr<json> RunCodeTool::Call(const json& arguments, ToolCallContext& ctx) {
           "run_code: " + request->language + " finished: " + runtimes::RunStatusName(result.status) +
               " in " + std::to_string(result.wall_ms) + " ms" +
               (result.message.empty() ? "" : " (" + result.message + ")"));
-  if (audit_ != nullptr && audit_->enabled()) {
-    const governance::Caller& who = ctx.caller();
-    audit::RunRecord rec;
-    rec.run_id = ctx.run_id();
-    rec.started_at = started_ms;
-    rec.ended_at = audit::NowMs();
-    rec.duration_ms = rec.ended_at - started_ms;
-    rec.user = who.user;
-    rec.role = who.role;
-    rec.endpoint = who.endpoint;
-    rec.client = who.client;
-    rec.kind = "run_code";
-    rec.language = request->language;
-    rec.code = request->code;
-    rec.code_sha256 = Sha256Hex(request->code);
-    rec.limits = {{"timeout_ms", request->timeout_ms}, {"memory_mb", request->memory_mb}};
-    rec.status = AuditStatusOfRun(result);
-    rec.error_code = result.ok() ? "" : runtimes::RunStatusName(result.status);
-    rec.console_bytes = static_cast<int64_t>(result.stdout_text.size() + result.stderr_text.size());
-    if (Status st = audit_->EndRun(rec, {}); !st.ok()) {
-      return ToolErrorResult("E_AUDIT_UNAVAILABLE: the run finished but its audit record could not be written, so "
-                             "its result is withheld: " + st.message());
-    }
+  if (Status st = AuditRun(*request, result, ctx, started_ms, "run_code"); !st.ok()) {
+    return ToolErrorResult("E_AUDIT_UNAVAILABLE: the run finished but its audit record could not be written, so "
+                           "its result is withheld: " + st.message());
   }
   return BuildRunCodeResult(result);
 }

@@ -1,0 +1,58 @@
+#include "jail/jail_util.h"
+
+#include <poll.h>
+
+#include "base/encoding.h"
+
+namespace airlock::jail::internal {
+
+using nlohmann::json;
+
+// Waits until `fd` is readable or `pidfd` signals the process died.
+Status WaitReadable(int fd, int pidfd, int timeout_ms) {
+  pollfd p[2] = {{fd, POLLIN, 0}, {pidfd, POLLIN, 0}};
+  int r;
+  do {
+    r = poll(p, pidfd >= 0 ? 2 : 1, timeout_ms);
+  } while (r < 0 && errno == EINTR);
+  if (r < 0) return ErrnoError("poll");
+  if (r == 0) return DeadlineExceeded("jail setup timed out");
+  if (p[0].revents & (POLLIN | POLLHUP)) return OkStatus();
+  return Internal("jail init exited during setup");
+}
+
+// The RLIMIT_CPU seconds for `lim`: cpu_ms rounded up, else the wall clock
+// rounded up plus one second (a backstop behind the supervisor's timer).
+uint64_t CpuSeconds(const Limits& lim) {
+  return lim.cpu_ms ? (lim.cpu_ms + 999) / 1000 : (lim.wall_ms + 999) / 1000 + 1;
+}
+
+// The part of an exec or start message that describes the program.
+json ProgramMessage(const char* type, const ExecRequest& request) {
+  const Limits& lim = request.limits;
+  std::string bpf(reinterpret_cast<const char*>(request.seccomp->instructions.data()),
+                  request.seccomp->instructions.size() * sizeof(sock_filter));
+  return {{"type", type},
+          {"argv", request.argv},
+          {"env", request.env},
+          {"cwd", request.cwd},
+          {"cpu_seconds", CpuSeconds(lim)},
+          {"max_file_bytes", lim.max_file_bytes},
+          {"max_open_files", lim.max_open_files},
+          {"max_stack_bytes", lim.max_stack_bytes},
+          {"seccomp_b64", Base64Encode(bpf)}};
+}
+
+json FilesMessage(const std::vector<FileEntry>& files) {
+  json out = json::array();
+  for (const auto& f : files) {
+    out.push_back({{"name", f.name}, {"content_b64", Base64Encode(f.content)}, {"executable", f.executable}});
+  }
+  return out;
+}
+
+uint64_t MsSince(Clock::time_point t) {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t).count());
+}
+
+}  // namespace airlock::jail::internal

@@ -1,0 +1,198 @@
+#include "mcp/tools/session_tools.h"
+
+#include <algorithm>
+
+#include "base/encoding.h"
+
+namespace airlock::mcp {
+
+using nlohmann::json;
+
+std::string SessionOwner(const governance::Caller& caller) { return caller.auth + ":" + caller.user; }
+
+json SessionErrorResult(const std::string& error_code, const std::string& message, const std::string& session_id) {
+  json structured = {{"error_code", error_code}, {"message", message}};
+  if (!session_id.empty()) structured["session_id"] = session_id;
+  return {{"content", json::array({{{"type", "text"}, {"text", error_code + ": " + message}}})},
+          {"structuredContent", std::move(structured)},
+          {"isError", true}};
+}
+
+namespace {
+
+const json kSessionId = {{"type", "string"}, {"description", "The id open_session returned."}};
+
+json Annotations(const char* title, bool read_only) {
+  return {{"title", title}, {"readOnlyHint", read_only}, {"destructiveHint", false}, {"idempotentHint", false},
+          {"openWorldHint", false}};
+}
+
+// Reads arguments.session_id; InvalidArgument when missing or not a string.
+StatusOr<std::string> SessionIdArg(const json& args) {
+  if (!args.is_object()) return InvalidArgument("arguments: expected an object with session_id");
+  for (const auto& [key, value] : args.items()) {
+    if (key != "session_id") return InvalidArgument("arguments." + key + ": unknown property");
+  }
+  auto it = args.find("session_id");
+  if (it == args.end()) return InvalidArgument("arguments.session_id: required");
+  if (!it->is_string()) return InvalidArgument("arguments.session_id: expected string");
+  return it->get<std::string>();
+}
+
+}  // namespace
+
+json OpenSessionTool::Definition() {
+  json names = json::array();
+  for (const runtimes::LanguageInfo& l : catalog_.Languages()) {
+    if (l.sessions) names.push_back(l.name);
+  }
+  json language = {{"type", "string"}, {"description", "The interpreter to keep running."}};
+  if (!names.empty()) language["enum"] = names;
+  const config::SessionsConfig& c = registry_.config();
+  return {{"name", name()},
+          {"title", "Open a session"},
+          {"description",
+           "Start a persistent interpreter in its own isolated sandbox, for step-by-step work: variables, "
+           "imports, functions and files in /work persist between run_code calls that pass the returned "
+           "session_id (like notebook cells; in Python the last expression's value is shown). Languages: " +
+               (names.empty() ? std::string("none available right now") : names.dump()) +
+               ". A session ends when closed, after " + std::to_string(c.idle_timeout_s) +
+               " s idle by default (timeout_s up to " + std::to_string(c.max_idle_timeout_s) + "), after " +
+               std::to_string(c.max_lifetime_s) +
+               " s in all, or when a call times out, runs out of memory or crashes the interpreter. At most " +
+               std::to_string(c.max_per_caller) + " open sessions per caller."},
+          {"inputSchema",
+           {{"type", "object"},
+            {"properties",
+             {{"language", std::move(language)},
+              {"isolation", {{"type", "string"}, {"enum", {"native"}}, {"default", "native"}}},
+              {"timeout_s",
+               {{"type", "integer"},
+                {"minimum", 1},
+                {"maximum", c.max_idle_timeout_s},
+                {"description", "Idle timeout in seconds."}}},
+              {"memory_mb",
+               {{"type", "integer"},
+                {"minimum", 1},
+                {"maximum", catalog_.limits().max_memory_mb},
+                {"description", "Memory limit in MiB for the whole session."}}}}},
+            {"required", {"language"}},
+            {"additionalProperties", false}}},
+          {"annotations", Annotations("Open a session", true)}};
+}
+
+StatusOr<json> OpenSessionTool::Call(const json& args, ToolCallContext& ctx) {
+  if (!args.is_object()) return InvalidArgument("arguments: expected an object with language");
+  for (const auto& [key, value] : args.items()) {
+    if (key != "language" && key != "isolation" && key != "timeout_s" && key != "memory_mb") {
+      return InvalidArgument("arguments." + key + ": unknown property");
+    }
+  }
+  auto lang = args.find("language");
+  if (lang == args.end()) return InvalidArgument("arguments.language: required");
+  if (!lang->is_string()) return InvalidArgument("arguments.language: expected string");
+  sessions::OpenRequest request;
+  request.endpoint = ctx.caller().endpoint;
+  request.language = lang->get<std::string>();
+  if (auto iso = args.find("isolation"); iso != args.end()) {
+    if (!iso->is_string()) return InvalidArgument("arguments.isolation: expected string");
+    request.isolation = iso->get<std::string>();
+  }
+  for (const char* key : {"timeout_s", "memory_mb"}) {
+    auto it = args.find(key);
+    if (it == args.end()) continue;
+    if (!it->is_number_integer() || it->get<int64_t>() < 1) {
+      return InvalidArgument(std::string("arguments.") + key + ": expected a positive integer");
+    }
+    (std::string(key) == "timeout_s" ? request.idle_timeout_s : request.memory_mb) = it->get<uint64_t>();
+  }
+  const std::vector<runtimes::LanguageInfo> languages = catalog_.Languages();
+  auto info = std::find_if(languages.begin(), languages.end(),
+                           [&](const runtimes::LanguageInfo& l) { return l.name == request.language; });
+  if (info == languages.end() || !info->sessions) {
+    std::string with;
+    for (const runtimes::LanguageInfo& l : languages) {
+      if (l.sessions) with += (with.empty() ? "" : ", ") + l.name;
+    }
+    return SessionErrorResult(info == languages.end() ? "unknown_language" : "invalid_request",
+                              "sessions are not available for \"" + SanitizeUtf8(request.language.substr(0, 64)) +
+                                  "\"; languages with sessions: " + (with.empty() ? "none" : with));
+  }
+  if (request.isolation != "native") {
+    return SessionErrorResult("invalid_request", "sessions run in the native tier only (isolation \"native\")");
+  }
+  if (request.memory_mb > catalog_.limits().max_memory_mb) {
+    return SessionErrorResult("invalid_request", "memory_mb " + std::to_string(request.memory_mb) +
+                                                     " exceeds the maximum of " +
+                                                     std::to_string(catalog_.limits().max_memory_mb));
+  }
+  if (request.memory_mb == 0) {
+    request.memory_mb = info->default_memory_mb ? std::min(info->default_memory_mb, catalog_.limits().max_memory_mb)
+                                                : catalog_.limits().default_memory_mb;
+  }
+  StatusOr<sessions::SessionInfo> s = registry_.Open(SessionOwner(ctx.caller()), request);
+  if (!s.ok()) {
+    const Status& st = s.status();
+    const char* code = st.code() == StatusCode::kResourceExhausted ? "E_SESSION_LIMIT"
+                       : st.code() == StatusCode::kUnavailable  ? "runner_unavailable"
+                       : st.code() == StatusCode::kNotFound     ? "unknown_language"
+                       : st.code() == StatusCode::kInvalidArgument ? "invalid_request"
+                                                                   : "jail_setup_failed";
+    return SessionErrorResult(code, st.message());
+  }
+  json out = sessions::ToJson(*s, registry_.config());
+  ctx.Log(LogLevel::kInfo, "open_session: " + s->language + " session " + s->id);
+  return json{{"content", json::array({{{"type", "text"},
+                                         {"text", "Opened a " + s->language + " session: session_id " + s->id +
+                                                      " (idle timeout " + std::to_string(s->idle_timeout_s) +
+                                                      " s, expires at " + out["expires_at"].get<std::string>() +
+                                                      "). Pass it to run_code; close it with close_session."}}})},
+              {"structuredContent", std::move(out)}};
+}
+
+json CloseSessionTool::Definition() {
+  return {{"name", name()},
+          {"title", "Close a session"},
+          {"description", "End a session opened with open_session: its interpreter, files and sandbox are destroyed."},
+          {"inputSchema",
+           {{"type", "object"},
+            {"properties", {{"session_id", kSessionId}}},
+            {"required", {"session_id"}},
+            {"additionalProperties", false}}},
+          {"annotations", Annotations("Close a session", false)}};
+}
+
+StatusOr<json> CloseSessionTool::Call(const json& args, ToolCallContext& ctx) {
+  AIRLOCK_ASSIGN_OR_RETURN(std::string id, SessionIdArg(args));
+  Status st = registry_.Close(SessionOwner(ctx.caller()), id);
+  if (st.code() == StatusCode::kNotFound) return SessionErrorResult("E_SESSION_NOT_FOUND", st.message(), id);
+  if (!st.ok()) return SessionErrorResult("runner_unavailable", st.message(), id);
+  return json{{"content", json::array({{{"type", "text"}, {"text", "Closed session " + id + "."}}})},
+              {"structuredContent", {{"session_id", id}, {"closed", true}}}};
+}
+
+json ListSessionsTool::Definition() {
+  return {{"name", name()},
+          {"title", "List sessions"},
+          {"description", "Your open sessions (open_session), with their language and when each expires."},
+          {"inputSchema", {{"type", "object"}, {"properties", json::object()}, {"additionalProperties", false}}},
+          {"annotations", Annotations("List sessions", true)}};
+}
+
+StatusOr<json> ListSessionsTool::Call(const json& args, ToolCallContext& ctx) {
+  if (!args.is_null() && !(args.is_object() && args.empty())) {
+    if (!args.is_object()) return InvalidArgument("arguments: expected an object");
+    return InvalidArgument("arguments." + args.begin().key() + ": unknown property");
+  }
+  json list = json::array();
+  for (const sessions::SessionInfo& s : registry_.List(SessionOwner(ctx.caller()))) {
+    json entry = sessions::ToJson(s, registry_.config());
+    if (!s.lost_reason.empty()) entry["lost"] = s.lost_reason;
+    list.push_back(std::move(entry));
+  }
+  const size_t n = list.size();
+  return json{{"content", json::array({{{"type", "text"}, {"text", std::to_string(n) + " open session(s): " + list.dump()}}})},
+              {"structuredContent", {{"sessions", std::move(list)}}}};
+}
+
+}  // namespace airlock::mcp

@@ -1,0 +1,71 @@
+// The session tools (docs/sessions.md): open_session, close_session and
+// list_sessions. Cells run through run_code with a session_id
+// (run_code_tool.cc). Each caller sees and uses only the sessions it
+// opened (sessions::SessionRegistry, keyed by the caller's user).
+//
+//   open_session {language, isolation?, timeout_s?, memory_mb?}
+//     -> {session_id, language, isolation, idle_timeout_s, expires_at, ...}
+//   close_session {session_id} -> {session_id, closed: true}
+//   list_sessions {} -> {sessions: [...]}
+// Refusals are tool errors whose structuredContent is {error_code, message}:
+// E_SESSION_NOT_FOUND, E_SESSION_LIMIT, unknown_language, invalid_request,
+// runner_unavailable.
+#ifndef AIRLOCK_MCP_TOOLS_SESSION_TOOLS_H_
+#define AIRLOCK_MCP_TOOLS_SESSION_TOOLS_H_
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "mcp/tools/languages.h"
+#include "mcp/tools/tool.h"
+#include "sessions/session_registry.h"
+
+namespace airlock::mcp {
+
+// The owner key of `caller`'s sessions.
+std::string SessionOwner(const governance::Caller& caller);
+
+// A tool error carrying {error_code, message} (and session_id when given).
+nlohmann::json SessionErrorResult(const std::string& error_code, const std::string& message,
+                                  const std::string& session_id = "");
+
+class OpenSessionTool : public Tool {
+ public:
+  OpenSessionTool(sessions::SessionRegistry& registry, LanguageCatalog& catalog, audit::AuditLog* audit)
+      : registry_(registry), catalog_(catalog), audit_(audit) {}
+  std::string name() const override { return "open_session"; }
+  nlohmann::json Definition() override;
+  StatusOr<nlohmann::json> Call(const nlohmann::json& arguments, ToolCallContext& ctx) override;
+
+ private:
+  sessions::SessionRegistry& registry_;
+  LanguageCatalog& catalog_;
+  audit::AuditLog* audit_;
+};
+
+class CloseSessionTool : public Tool {
+ public:
+  explicit CloseSessionTool(sessions::SessionRegistry& registry) : registry_(registry) {}
+  std::string name() const override { return "close_session"; }
+  nlohmann::json Definition() override;
+  StatusOr<nlohmann::json> Call(const nlohmann::json& arguments, ToolCallContext& ctx) override;
+
+ private:
+  sessions::SessionRegistry& registry_;
+};
+
+class ListSessionsTool : public Tool {
+ public:
+  explicit ListSessionsTool(sessions::SessionRegistry& registry) : registry_(registry) {}
+  std::string name() const override { return "list_sessions"; }
+  nlohmann::json Definition() override;
+  StatusOr<nlohmann::json> Call(const nlohmann::json& arguments, ToolCallContext& ctx) override;
+
+ private:
+  sessions::SessionRegistry& registry_;
+};
+
+}  // namespace airlock::mcp
+
+#endif  // AIRLOCK_MCP_TOOLS_SESSION_TOOLS_H_

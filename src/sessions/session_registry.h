@@ -1,0 +1,121 @@
+// The server's book of open sessions (docs/sessions.md): who owns which,
+// when each expires, and the limits on how many there are. The sessions
+// themselves (jails, interpreters) live in the executor (the runner
+// process); this registry opens and closes them there and remembers what
+// the executor cannot: owners, idle and lifetime deadlines, and why a
+// session was lost.
+//
+//   SessionRegistry registry(executor, config.sessions, config.ResolvedMaxSessions(), audit);
+//   StatusOr<SessionInfo> s = registry.Open(owner, {.language = "python"});
+//   StatusOr<SessionInfo> use = registry.BeginCall(owner, s->id);   // NotFound: E_SESSION_NOT_FOUND
+//   ... executor.Run(request with session_id) ...
+//   registry.EndCall(s->id, result);   // notes E_SESSION_LOST
+//   registry.Close(owner, s->id);
+//
+// A session owned by someone else is reported exactly like an unknown one.
+// Expired sessions (idle or past their lifetime) are closed by a background
+// thread and forgotten; so are all sessions when the registry is destroyed.
+// Thread-safe.
+#ifndef AIRLOCK_SESSIONS_SESSION_REGISTRY_H_
+#define AIRLOCK_SESSIONS_SESSION_REGISTRY_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "audit/audit_log.h"
+#include "base/status.h"
+#include "config/config.h"
+#include "runtimes/code_executor.h"
+
+namespace airlock::sessions {
+
+struct SessionInfo {
+  std::string id;        // "s_" + 32 hex digits
+  std::string owner;     // the caller identity that opened it
+  std::string endpoint{};
+  std::string language{};
+  std::string isolation;
+  uint64_t memory_mb = 0;
+  uint64_t idle_timeout_s = 0;
+  int64_t created_at_ms = 0;
+  int64_t last_used_ms = 0;
+  int64_t expires_at_ms = 0;   // min(last use + idle timeout, created + max lifetime)
+  uint64_t calls = 0;
+  std::string lost_reason;     // non-empty once lost (E_SESSION_LOST)
+  bool starting = false;       // its jail is being made; not yet usable or listed
+};
+
+struct OpenRequest {
+  std::string endpoint{};
+  std::string language{};
+  std::string isolation = "native";
+  uint64_t idle_timeout_s = 0;  // 0: the config's default
+  uint64_t memory_mb = 0;       // 0: the language default
+};
+
+// {session_id, language, isolation, idle_timeout_s, expires_at (ISO 8601), ...}.
+nlohmann::json ToJson(const SessionInfo& s, const config::SessionsConfig& config);
+
+// "2026-12-04T12:00:00.000Z".
+std::string IsoTime(int64_t unix_ms);
+
+class SessionRegistry {
+ public:
+  // `executor` and `audit` (may be null) must outlive the registry.
+  SessionRegistry(runtimes::CodeExecutor& executor, const config::SessionsConfig& config, uint64_t max_total,
+                  audit::AuditLog* audit);
+  ~SessionRegistry();  // closes every session
+  SessionRegistry(const SessionRegistry&) = delete;
+  SessionRegistry& operator=(const SessionRegistry&) = delete;
+
+  // ResourceExhausted past max_per_caller or max_total (E_SESSION_LIMIT);
+  // InvalidArgument for a timeout_s above the maximum; the executor's
+  // errors otherwise (NotFound: no sessions for that language).
+  StatusOr<SessionInfo> Open(const std::string& owner, const OpenRequest& request);
+
+  // Marks a call as started: NotFound for an unknown, expired or foreign id;
+  // the info (with lost_reason set when the session is lost) otherwise.
+  // Moves the idle deadline.
+  StatusOr<SessionInfo> BeginCall(const std::string& owner, const std::string& id);
+  // After the executor answered: a lost session (E_SESSION_LOST) is noted;
+  // E_SESSION_NOT_FOUND from the executor (a restarted runner) and
+  // runner_unavailable (the runner stopped) become E_SESSION_LOST in
+  // `result`.
+  void EndCall(const std::string& id, runtimes::RunResult& result);
+
+  // NotFound as in BeginCall.
+  Status Close(const std::string& owner, const std::string& id);
+  std::vector<SessionInfo> List(const std::string& owner);
+
+  const config::SessionsConfig& config() const { return config_; }
+  uint64_t max_total() const { return max_total_; }
+
+  // Closes what has expired by `now_ms`; returns how many. The background
+  // thread calls it every second; tests may call it directly.
+  size_t ExpireNow(int64_t now_ms);
+
+ private:
+  void Reaper();
+  void Audit(const std::string& kind, const SessionInfo& s, const std::string& reason);
+
+  runtimes::CodeExecutor& executor_;
+  const config::SessionsConfig config_;
+  const uint64_t max_total_;
+  audit::AuditLog* const audit_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;
+  size_t opening_ = 0;  // opens in flight (counted against max_total)
+  std::map<std::string, SessionInfo> sessions_;  // by id
+  std::thread reaper_;
+};
+
+}  // namespace airlock::sessions
+
+#endif  // AIRLOCK_SESSIONS_SESSION_REGISTRY_H_

@@ -1,0 +1,199 @@
+// The containment suite through sessions: every case of a language that has
+// sessions runs as cells of one session (the jail and interpreter that stay
+// alive between calls), twice: the first cell runs the attack, the second
+// runs it again in the same session, with whatever the first left behind
+// (files, variables, a background process the call end must have killed).
+// Both must hold as in a fresh jail; the second one's verdict is judged.
+// Languages without sessions (compiled ones) run as ordinary runs, so the
+// whole suite stays in one place. Split attacks that only make sense across
+// calls have tests of their own below.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "runtimes/local_executor.h"
+#include "selftest/containment_suite.h"
+#include "selftest/host_bait.h"
+#include "selftest/host_snapshot.h"
+#include "containment_env.h"
+
+namespace airlock::selftest {
+namespace {
+
+// Runs each request as cells of a fresh session (when its language has
+// sessions): the program twice, then closes the session.
+class SessionCellExecutor : public runtimes::CodeExecutor {
+ public:
+  explicit SessionCellExecutor(runtimes::LocalExecutor& inner) : inner_(inner) {}
+
+  runtimes::RunResult Run(const runtimes::RunRequest& request, const runtimes::ProgressFn& progress,
+                          CancelToken& cancel, runtimes::BridgeHandler* bridge) override {
+    const runtimes::LanguageSpec* spec = inner_.Find(request.language);
+    if (spec == nullptr || spec->session_argv.empty() || !request.args.empty() || request.code_mode ||
+        (!spec->session_stdin && !request.stdin_data.empty())) {
+      return inner_.Run(request, progress, cancel, bridge);
+    }
+    const std::string id = "s_containment_" + std::to_string(next_++);
+    Status st = inner_.OpenSession({.id = id, .language = request.language, .memory_mb = request.memory_mb,
+                                    .cpu_budget_ms = 120'000});
+    if (!st.ok()) return runtimes::InternalErrorResult(request.language, "jail_setup_failed", st.message());
+    ++sessions_;
+    runtimes::RunRequest cell = request;
+    cell.session_id = id;
+    cell.memory_mb = 0;
+    runtimes::RunResult first = inner_.Run(cell, progress, cancel);
+    runtimes::RunResult result = first;
+    if (first.error_code != "E_SESSION_LOST" && !RunOnce(request)) {
+      // The same program again, in what the first left behind. JavaScript's
+      // top-level const/let may not be declared twice in one context: the
+      // second runs in a block of its own.
+      if (request.language == "javascript") cell.code = "{\n" + request.code + "\n}";
+      result = inner_.Run(cell, progress, cancel);
+      ++second_cells_;
+    }
+    (void)inner_.CloseSession(id);
+    // A lost session reports the limit that ended it: judge the run by it.
+    if (result.error_code == "E_SESSION_LOST") result.error_code.clear();
+    return result;
+  }
+  std::vector<runtimes::LanguageInfo> Languages() override { return inner_.Languages(); }
+
+  // Programs that cannot run twice in one place (they create fixed names).
+  static bool RunOnce(const runtimes::RunRequest& request) {
+    return request.code.find("os.symlink(") != std::string::npos;
+  }
+
+  int sessions() const { return sessions_; }
+  int second_cells() const { return second_cells_; }
+
+ private:
+  runtimes::LocalExecutor& inner_;
+  std::atomic<int> next_{0}, sessions_{0}, second_cells_{0};
+};
+
+ContainmentEnv& Env() {
+  static ContainmentEnv env;
+  return env;
+}
+
+// Attack programs that only make sense as a script file (they read their
+// own path or are a whole PHP file with markup): run as ordinary runs.
+bool ScriptOnly(const SelftestCase& c) {
+  return c.language == "php" || c.attack_file.find("argv") != std::string::npos;
+}
+
+class SessionContainmentTest : public ::testing::TestWithParam<SelftestCase> {};
+
+TEST_P(SessionContainmentTest, HoldsAcrossCallsOfOneSession) {
+  ContainmentEnv& env = Env();
+  ASSERT_TRUE(env.error().empty()) << env.error();
+  const SelftestCase& c = GetParam();
+  SessionCellExecutor sessions(*env.executor());
+  runtimes::CodeExecutor& executor = ScriptOnly(c) ? static_cast<runtimes::CodeExecutor&>(*env.executor())
+                                                   : static_cast<runtimes::CodeExecutor&>(sessions);
+  const CaseOutcome outcome = RunContainmentCase(executor, c, *env.bait());
+  if (outcome.skipped) GTEST_SKIP() << outcome.detail;
+  EXPECT_TRUE(outcome.passed) << c.name << " (" << c.description << ") in a session: expected " << outcome.expected
+                              << ", observed " << outcome.observed << ": " << outcome.detail;
+  const runtimes::LanguageSpec* spec = env.executor()->Find(c.language);
+  if (!ScriptOnly(c) && spec != nullptr && !spec->session_argv.empty() && c.stdin_data.empty()) {
+    EXPECT_GE(sessions.sessions(), 1) << "the case did not run in a session";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Sessions, SessionContainmentTest, ::testing::ValuesIn(ContainmentCases()),
+                         [](const ::testing::TestParamInfo<SelftestCase>& info) { return info.param.name; });
+
+// Attacks split across calls.
+class SplitAttackTest : public ::testing::Test {
+ protected:
+  runtimes::RunResult Cell(const std::string& id, const std::string& code, uint64_t timeout_ms = 10'000) {
+    runtimes::RunRequest r;
+    r.session_id = id;
+    r.code = code;
+    r.timeout_ms = timeout_ms;
+    CancelToken cancel;
+    return Env().executor()->Run(r, nullptr, cancel);
+  }
+  std::string Open(const std::string& language, uint64_t memory_mb = 0) {
+    const std::string id = "s_split_" + std::to_string(n_++);
+    Status st = Env().executor()->OpenSession({.id = id, .language = language, .memory_mb = memory_mb});
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    return id;
+  }
+  static inline int n_ = 0;
+};
+
+TEST_F(SplitAttackTest, DiskFillAcrossCallsHitsTheSessionsQuota) {
+  const std::string id = Open("python");
+  // 24 MiB a call into the session's one 64 MiB /work: the third call must
+  // fail to write, though each call alone stays under the quota.
+  int denied_at = -1;
+  for (int i = 0; i < 5 && denied_at < 0; ++i) {
+    runtimes::RunResult r = Cell(id, "try:\n    open('fill" + std::to_string(i) +
+                                         "', 'wb').write(b'x' * (24 << 20))\n    print('wrote')\n"
+                                         "except OSError as e:\n    print('DENIED', e.errno)\n");
+    if (r.stdout_text.rfind("DENIED", 0) == 0 || r.status != runtimes::RunStatus::kOk) denied_at = i;
+  }
+  EXPECT_EQ(denied_at, 2) << "the disk quota does not hold across the calls of a session";
+  EXPECT_TRUE(Env().executor()->CloseSession(id).ok());
+}
+
+TEST_F(SplitAttackTest, AProcessPlantedInOneCallIsGoneInTheNext) {
+  const std::string id = Open("python");
+  runtimes::RunResult plant = Cell(id,
+                                   "import subprocess\np = subprocess.Popen(['/bin/sleep', '4711'])\n"
+                                   "pid = p.pid\nprint('STARTED', pid)");
+  ASSERT_EQ(plant.status, runtimes::RunStatus::kOk) << plant.message << plant.stderr_text;
+  runtimes::RunResult look = Cell(id, "import os\nprint('ALIVE' if os.path.exists(f'/proc/{pid}/cmdline') and "
+                                      "b'4711' in open(f'/proc/{pid}/cmdline','rb').read() else 'DENIED')");
+  EXPECT_EQ(look.stdout_text, "DENIED\n") << look.stderr_text;
+  EXPECT_TRUE(Env().executor()->CloseSession(id).ok());
+}
+
+TEST_F(SplitAttackTest, ForkBombAcrossCallsIsBoundedByTheSessionsPidLimit) {
+  const std::string id = Open("python");
+  // Each call leaves threads behind in the interpreter (threads are state,
+  // not processes): together they still cannot pass the session's pids limit.
+  int failed_at = -1;
+  for (int i = 0; i < 10 && failed_at < 0; ++i) {
+    runtimes::RunResult r = Cell(id,
+                                 "import threading, time\nts = globals().setdefault('ts', [])\n"
+                                 "try:\n    for _ in range(16):\n        t = threading.Thread(target=time.sleep, args=(3600,), daemon=True)\n"
+                                 "        t.start(); ts.append(t)\n    print('threads', len(ts))\n"
+                                 "except RuntimeError as e:\n    print('DENIED', len(ts))\n");
+    if (r.stdout_text.rfind("DENIED", 0) == 0 || r.status != runtimes::RunStatus::kOk) failed_at = i;
+  }
+  EXPECT_GE(failed_at, 0) << "160 threads fit into a session whose pids limit is 64";
+  EXPECT_TRUE(Env().executor()->CloseSession(id).ok());
+}
+
+TEST(SessionLifecycleTest, NothingIsLeftBehindAfterClosingOrDestroying) {
+  const HostSnapshot before = TakeHostSnapshot();
+  auto host = tests::CreateJailHost();
+  ASSERT_TRUE(host.ok()) << host.status().ToString();
+  {
+    auto executor = runtimes::LocalExecutor::Create(**host);
+    ASSERT_TRUE(executor.ok()) << executor.status().ToString();
+    ASSERT_TRUE((*executor)->OpenSession({.id = "s_a", .language = "python"}).ok());
+    ASSERT_TRUE((*executor)->OpenSession({.id = "s_b", .language = "bash"}).ok());
+    EXPECT_FALSE(LeftBehind(before, TakeHostSnapshot()).empty()) << "two open sessions must be visible";
+    EXPECT_TRUE((*executor)->CloseSession("s_a").ok());
+    // s_b is still open when the executor goes.
+  }
+  host->reset();
+  std::vector<std::string> left;
+  for (int i = 0; i < 60; ++i) {
+    left = LeftBehind(before, TakeHostSnapshot());
+    if (left.empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE(left.empty()) << left.front();
+}
+
+}  // namespace
+}  // namespace airlock::selftest
