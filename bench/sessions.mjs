@@ -168,7 +168,7 @@ async function cleanup(report) {
   // What each server still lists after the closes (should be none).
   const left = [];
   for (const s of servers) {
-    if (!s.client) continue;
+    if (!s.client || !opened.length) continue;
     try {
       const r = await s.client.callTool({ name: 'list_sessions', arguments: {} }, undefined, { timeout: 20000 });
       left.push(`${s.name}: ${(r.structuredContent?.sessions ?? []).length}`);
@@ -563,6 +563,14 @@ try {
                `${tput} | ${t?.serverCpuMsPerCall != null ? fmt(t.serverCpuMsPerCall) : '—'} | ` +
                `${t?.machineCpuMsPerCall != null ? fmt(t.machineCpuMsPerCall) : '—'} |`);
     out.latency[key] = { label, p50: x50, p90: p90(xs), p99: p99(xs), n: xs.length, samples: xs, wall_ms: walls };
+  }
+  lines.push('');
+  for (const tr of transports) {
+    const a = S[`${tr.name}:session`] ?? [];
+    const b = S[`${tr.name}:oneshot`] ?? [];
+    const r = (q) => (q(a) / q(b)).toFixed(2);
+    lines.push(`session / one-shot (${tr.name}): p50 ${r(p50)}, p90 ${r(p90)}, p99 ${r(p99)}` +
+               (T[`${tr.name}:oneshot`] ? `; calls/s at C=${C} ${(T[`${tr.name}:session`].perSecond / T[`${tr.name}:oneshot`].perSecond).toFixed(1)}×` : '') + '.');
   }
   lines.push('');
   lines.push('## against the issue\'s targets');

@@ -315,6 +315,20 @@ TurnResult Jail::Turn(const TurnRequest& request, CancelToken* cancel) {
       }
     }
   }
+  if (!killed && control_closed && !out.replied && !program_exited_) {
+    // Its control channel closed without a reply: the program is most
+    // likely exiting. Init's word on it comes within moments; wait for it
+    // (bounded) so the turn reports how it ended.
+    const auto deadline = Clock::now() + std::chrono::seconds(2);
+    while (!program_exited_ && Clock::now() < deadline) {
+      const int left = static_cast<int>(
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count());
+      if (!WaitReadable(channel_.get(), pidfd_.get(), std::max(left, 1)).ok()) break;
+      StatusOr<ChannelMessage> m = ReceiveMessage(channel_.get());
+      if (!m.ok()) break;
+      if (m->body.value("type", "") == "program_exited") program_exited_ = true;
+    }
+  }
   result.wall_ms = MsSince(start);
   // The program wrote its markers before its reply: whatever is buffered now
   // is all of the turn's output (after a kill, still the program's output).

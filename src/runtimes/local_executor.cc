@@ -546,6 +546,11 @@ RunResult LocalExecutor::RunInSession(const RunRequest& request, const ProgressF
   limits.max_output_file_bytes = limits_.max_output_file_bytes;
   if (progress) progress(RunPhase::kRunning);
   RunResult result = session->Call(request, limits, cancel);
+  if (result.error_code == "E_SESSION_LOST") {
+    // The session stays listed (its calls keep saying why) until closed;
+    // its jail goes now.
+    if (std::unique_ptr<jail::Jail> dead = session->TakeJail()) reaper_.Retire(std::move(dead));
+  }
   if (progress) progress(RunPhase::kDone);
   return result;
 }

@@ -20,6 +20,10 @@ StatusOr<std::unique_ptr<SandboxSession>> SandboxSession::Open(jail::JailHost& h
 }
 
 std::unique_ptr<jail::Jail> SandboxSession::TakeJail() {
+  {
+    std::lock_guard<std::mutex> running(running_mu_);
+    if (running_ != nullptr) running_->Cancel();
+  }
   std::lock_guard<std::mutex> lock(mu_);
   if (lost_reason_.empty()) lost_reason_ = "the session was closed";
   return std::move(jail_);
@@ -58,7 +62,15 @@ RunResult SandboxSession::Call(const RunRequest& request, const CellLimits& limi
   turn.limits.max_stdout_bytes = limits.max_output_bytes;
   turn.limits.max_stderr_bytes = limits.max_output_bytes;
   turn.limits.kill_on_output_limit = limits.kill_on_output_limit;
+  {
+    std::lock_guard<std::mutex> running(running_mu_);
+    running_ = &cancel;
+  }
   jail::TurnResult t = jail_->Turn(turn, &cancel);
+  {
+    std::lock_guard<std::mutex> running(running_mu_);
+    running_ = nullptr;
+  }
 
   using Outcome = jail::ExecResult::Outcome;
   if (t.exec.outcome == Outcome::kExecFailed && t.program_alive) {

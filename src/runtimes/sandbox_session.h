@@ -50,7 +50,8 @@ class SandboxSession {
 
   RunResult Call(const RunRequest& request, const CellLimits& limits, CancelToken& cancel);
 
-  // Hands the jail over (null once taken or lost); the session is then lost.
+  // Hands the jail over (null once taken); the session is then lost. A cell
+  // still running is cancelled first, so this never waits for its clock.
   std::unique_ptr<jail::Jail> TakeJail();
 
   const LanguageSpec& spec() const { return spec_; }
@@ -66,6 +67,8 @@ class SandboxSession {
   std::mutex mu_;  // one cell at a time; guards the fields below
   std::unique_ptr<jail::Jail> jail_;
   std::string lost_reason_;  // non-empty once lost
+  std::mutex running_mu_;           // guards running_ (never held with mu_ waiting)
+  CancelToken* running_ = nullptr;  // the cell in flight, if any
 };
 
 }  // namespace airlock::runtimes

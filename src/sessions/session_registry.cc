@@ -43,6 +43,11 @@ int64_t ExpiresAt(const SessionInfo& s, uint64_t max_lifetime_s) {
 
 }  // namespace
 
+bool SessionRegistry::Expired(const SessionInfo& s, int64_t now_ms) const {
+  if (s.created_at_ms + static_cast<int64_t>(config_.max_lifetime_s) * 1000 <= now_ms) return true;
+  return s.calls_in_flight == 0 && s.expires_at_ms <= now_ms;
+}
+
 SessionRegistry::SessionRegistry(runtimes::CodeExecutor& executor, const config::SessionsConfig& config,
                                  uint64_t max_total, audit::AuditLog* audit)
     : executor_(executor), config_(config), max_total_(max_total), audit_(audit) {
@@ -139,25 +144,21 @@ StatusOr<SessionInfo> SessionRegistry::BeginCall(const std::string& owner, const
   std::lock_guard<std::mutex> lock(mu_);
   auto it = sessions_.find(id);
   const int64_t now = audit::NowMs();
-  if (it == sessions_.end() || it->second.owner != owner || it->second.expires_at_ms <= now ||
-      it->second.starting) {
+  if (it == sessions_.end() || it->second.owner != owner || Expired(it->second, now) || it->second.starting) {
     return NotFound("no open session \"" + id.substr(0, 64) +
                     "\": it does not exist, was closed or expired; open one with open_session");
   }
   SessionInfo& s = it->second;
   ++s.calls;
+  ++s.calls_in_flight;
   s.last_used_ms = now;
   s.expires_at_ms = ExpiresAt(s, config_.max_lifetime_s);
   return s;
 }
 
-void SessionRegistry::EndCall(const std::string& id, runtimes::RunResult& result) {
+void SessionRegistry::NoteResult(const std::string& id, runtimes::RunResult& result) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = sessions_.find(id);
-  if (it == sessions_.end()) return;
-  SessionInfo& s = it->second;
-  s.last_used_ms = audit::NowMs();  // the idle clock starts when the call ends
-  s.expires_at_ms = ExpiresAt(s, config_.max_lifetime_s);
   if (result.error_code == "E_SESSION_NOT_FOUND") {
     // The executor no longer has it: its runner restarted.
     result.error_code = "E_SESSION_LOST";
@@ -169,10 +170,23 @@ void SessionRegistry::EndCall(const std::string& id, runtimes::RunResult& result
     result.message = "the session was lost: the code runner stopped (" + result.message +
                      ") and its state is gone; open a new session";
   }
+  if (it == sessions_.end()) return;
+  SessionInfo& s = it->second;
   if (result.error_code == "E_SESSION_LOST" && s.lost_reason.empty()) {
     s.lost_reason = result.message;
     Audit("session_lost", s, result.message);
   }
+}
+
+void SessionRegistry::EndCall(const std::string& id, runtimes::RunResult* result) {
+  if (result != nullptr) NoteResult(id, *result);
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = sessions_.find(id);
+  if (it == sessions_.end()) return;
+  SessionInfo& s = it->second;
+  if (s.calls_in_flight > 0) --s.calls_in_flight;
+  s.last_used_ms = audit::NowMs();  // the idle clock starts when the call ends
+  s.expires_at_ms = ExpiresAt(s, config_.max_lifetime_s);
 }
 
 Status SessionRegistry::Close(const std::string& owner, const std::string& id) {
@@ -180,7 +194,7 @@ Status SessionRegistry::Close(const std::string& owner, const std::string& id) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = sessions_.find(id);
-    if (it == sessions_.end() || it->second.owner != owner || it->second.expires_at_ms <= audit::NowMs() ||
+    if (it == sessions_.end() || it->second.owner != owner || Expired(it->second, audit::NowMs()) ||
         it->second.starting) {
       return NotFound("no open session \"" + id.substr(0, 64) +
                       "\": it does not exist, was closed or expired; open one with open_session");
@@ -199,7 +213,7 @@ std::vector<SessionInfo> SessionRegistry::List(const std::string& owner) {
   std::lock_guard<std::mutex> lock(mu_);
   const int64_t now = audit::NowMs();
   for (const auto& [id, s] : sessions_) {
-    if (s.owner == owner && s.expires_at_ms > now && !s.starting) out.push_back(s);
+    if (s.owner == owner && !Expired(s, now) && !s.starting) out.push_back(s);
   }
   return out;
 }
@@ -209,7 +223,10 @@ size_t SessionRegistry::ExpireNow(int64_t now_ms) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto it = sessions_.begin(); it != sessions_.end();) {
-      if (it->second.expires_at_ms <= now_ms && !it->second.starting) {
+      const SessionInfo& s = it->second;
+      const bool past_lifetime = s.created_at_ms + static_cast<int64_t>(config_.max_lifetime_s) * 1000 <= now_ms;
+      // A call in flight keeps its session from idling out; not past its lifetime.
+      if (s.expires_at_ms <= now_ms && !s.starting && (s.calls_in_flight == 0 || past_lifetime)) {
         expired.push_back(std::move(it->second));
         it = sessions_.erase(it);
       } else {

@@ -48,6 +48,7 @@ struct SessionInfo {
   uint64_t calls = 0;
   std::string lost_reason;     // non-empty once lost (E_SESSION_LOST)
   bool starting = false;       // its jail is being made; not yet usable or listed
+  int calls_in_flight = 0;     // BeginCall without EndCall yet
 };
 
 struct OpenRequest {
@@ -86,7 +87,11 @@ class SessionRegistry {
   // E_SESSION_NOT_FOUND from the executor (a restarted runner) and
   // runner_unavailable (the runner stopped) become E_SESSION_LOST in
   // `result`.
-  void EndCall(const std::string& id, runtimes::RunResult& result);
+  void NoteResult(const std::string& id, runtimes::RunResult& result);
+  // Every BeginCall that succeeded ends here (with the result when the cell
+  // ran, else null): the idle clock starts again now. While a call is in
+  // flight its session does not expire for idleness.
+  void EndCall(const std::string& id, runtimes::RunResult* result);
 
   // NotFound as in BeginCall.
   Status Close(const std::string& owner, const std::string& id);
@@ -101,6 +106,8 @@ class SessionRegistry {
 
  private:
   void Reaper();
+  // Past its lifetime, or idle past its deadline with no call in flight.
+  bool Expired(const SessionInfo& s, int64_t now_ms) const;
   void Audit(const std::string& kind, const SessionInfo& s, const std::string& reason);
 
   runtimes::CodeExecutor& executor_;

@@ -135,8 +135,13 @@ TEST_F(SessionRegistryTest, ExpiryClosesIdleAndOldSessions) {
   EXPECT_EQ(registry.ExpireNow(now + 6000), 1u);  // idle for more than 5 s
   EXPECT_FALSE(executor_.open.count(idle->id));
   EXPECT_EQ(registry.BeginCall("key:alice", idle->id).status().code(), StatusCode::kNotFound);
-  // Activity moves the idle deadline, never the lifetime.
+  // Activity moves the idle deadline, never the lifetime; a call in flight
+  // longer than the idle timeout does not idle its session out.
   EXPECT_TRUE(registry.BeginCall("key:alice", busy->id).ok());
+  EXPECT_EQ(registry.ExpireNow(audit::NowMs() + 120'000), 0u);
+  EXPECT_TRUE(registry.BeginCall("key:alice", busy->id).ok()) << "a session in a call must stay usable";
+  registry.EndCall(busy->id, nullptr);
+  registry.EndCall(busy->id, nullptr);
   EXPECT_EQ(registry.ExpireNow(audit::NowMs() + 30'000), 0u);
   EXPECT_EQ(registry.ExpireNow(now + 601'000), 1u);  // past max_lifetime_s
   EXPECT_TRUE(executor_.open.empty());
@@ -155,7 +160,7 @@ TEST_F(SessionRegistryTest, ARestartedRunnerLosesTheSessionForGood) {
   req.session_id = s->id;
   CancelToken cancel;
   runtimes::RunResult r = executor_.Run(req, nullptr, cancel, nullptr);
-  registry.EndCall(s->id, r);
+  registry.EndCall(s->id, &r);
   EXPECT_EQ(r.error_code, "E_SESSION_LOST");
   EXPECT_NE(r.message.find("restarted"), std::string::npos) << r.message;
   auto again = registry.BeginCall("key:alice", s->id);
@@ -173,7 +178,7 @@ TEST_F(SessionRegistryTest, ARunnerThatStoppedMidCallLosesTheSession) {
   ASSERT_TRUE(s.ok());
   runtimes::RunResult r =
       runtimes::InternalErrorResult("python", "runner_unavailable", "the code runner process exited unexpectedly");
-  registry.EndCall(s->id, r);
+  registry.EndCall(s->id, &r);
   EXPECT_EQ(r.error_code, "E_SESSION_LOST");
   EXPECT_FALSE(registry.BeginCall("key:alice", s->id)->lost_reason.empty());
 }

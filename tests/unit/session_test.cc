@@ -254,6 +254,18 @@ TEST_F(SessionTest, ACallWhileAnotherRunsIsBusy) {
   EXPECT_TRUE(executor_->CloseSession(id).ok());
 }
 
+TEST_F(SessionTest, ClosingEndsACellInFlightAtOnce) {
+  const std::string id = Open("python");
+  auto slow = std::async(std::launch::async, [&] { return Cell(id, "import time\ntime.sleep(30)", 60'000); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(executor_->CloseSession(id).ok());
+  RunResult r = slow.get();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5)) << "close waited for the cell";
+  EXPECT_EQ(r.error_code, "E_SESSION_LOST");
+  EXPECT_EQ(Cell(id, "print(1)").error_code, "E_SESSION_NOT_FOUND");
+}
+
 TEST_F(SessionTest, CloseLeavesNothingBehind) {
   const size_t before = executor_->session_count();
   const std::string id = Open("python");

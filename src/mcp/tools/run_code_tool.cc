@@ -206,24 +206,35 @@ Status RunCodeTool::AuditRun(const runtimes::RunRequest& request, const runtimes
 
 StatusOr<json> RunCodeTool::CallInSession(const json& arguments, ToolCallContext& ctx) {
   const std::string id = arguments["session_id"].get<std::string>();
+  // Refusals keep run_code's result shape (its outputSchema), plus the id.
+  auto refuse = [&](const std::string& language, const std::string& code, const std::string& message) {
+    json out = RefusedResult(language, code, message);
+    out["structuredContent"]["session_id"] = id;
+    return out;
+  };
   if (sessions_ == nullptr) {
-    return SessionErrorResult("E_SESSIONS_DISABLED", "sessions are turned off on this server or endpoint", id);
+    return refuse("", "E_SESSIONS_DISABLED", "sessions are turned off on this server or endpoint");
   }
   for (const char* key : {"args", "memory_mb", "isolation"}) {
     if (arguments.contains(key)) {
-      return SessionErrorResult("invalid_request",
-                                std::string(key) + " is fixed when a session opens and is not allowed in a session call",
-                                id);
+      return refuse("", "invalid_request",
+                    std::string(key) + " is fixed when a session opens and is not allowed in a session call");
     }
   }
   StatusOr<sessions::SessionInfo> s = sessions_->BeginCall(SessionOwner(ctx.caller()), id);
-  if (!s.ok()) return SessionErrorResult("E_SESSION_NOT_FOUND", s.status().message(), id);
+  if (!s.ok()) return refuse("", "E_SESSION_NOT_FOUND", s.status().message());
+  // From here on the call is counted as running in the session: every path ends it.
+  struct EndCall {
+    sessions::SessionRegistry* registry;
+    const std::string& id;
+    ~EndCall() { registry->EndCall(id, nullptr); }
+  } end_call{sessions_, id};
+  runtimes::RunResult result;
   if (auto lang = arguments.find("language"); lang != arguments.end() && lang->is_string() &&
                                               lang->get<std::string>() != s->language) {
-    return SessionErrorResult("invalid_request",
-                              "this session runs " + s->language + ", not \"" +
-                                  SanitizeUtf8(lang->get<std::string>().substr(0, 64)) + "\"",
-                              id);
+    return refuse(s->language, "invalid_request",
+                  "this session runs " + s->language + ", not \"" + SanitizeUtf8(lang->get<std::string>().substr(0, 64)) +
+                      "\"");
   }
   json args = arguments;
   args.erase("session_id");
@@ -233,11 +244,10 @@ StatusOr<json> RunCodeTool::CallInSession(const json& arguments, ToolCallContext
                             TierRule{.allowed = {s->isolation}, .preferred = s->isolation});
   if (!request.ok()) {
     if (request.status().code() == StatusCode::kInvalidArgument) return request.status();
-    return SessionErrorResult("invalid_request", request.status().message(), id);
+    return refuse(s->language, "invalid_request", request.status().message());
   }
   request->memory_mb = 0;  // the session's, fixed at open
   request->session_id = id;
-  runtimes::RunResult result;
   const int64_t started_ms = audit::NowMs();
   if (!s->lost_reason.empty()) {
     result = runtimes::InternalErrorResult(s->language, "E_SESSION_LOST", s->lost_reason);
@@ -245,10 +255,8 @@ StatusOr<json> RunCodeTool::CallInSession(const json& arguments, ToolCallContext
     result = catalog_.executor().Run(
         *request, [&ctx](RunPhase p) { ctx.Progress(PhaseStep(p), kPhaseCount, PhaseMessage(p)); }, ctx.cancel());
     ctx.Progress(PhaseStep(RunPhase::kDone), kPhaseCount, PhaseMessage(RunPhase::kDone));
-  }
-  sessions_->EndCall(id, result);
-  if (result.error_code == "E_SESSION_LOST" && result.message.rfind("the session was lost", 0) != 0) {
-    result.message = "the session was lost: " + result.message;
+    // Noted now (E_SESSION_NOT_FOUND and runner_unavailable become E_SESSION_LOST).
+    sessions_->NoteResult(id, result);
   }
   request->memory_mb = s->memory_mb;
   if (Status st = AuditRun(*request, result, ctx, started_ms, "session_call"); !st.ok()) {

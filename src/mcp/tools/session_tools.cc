@@ -11,7 +11,7 @@ using nlohmann::json;
 std::string SessionOwner(const governance::Caller& caller) { return caller.auth + ":" + caller.user; }
 
 json SessionErrorResult(const std::string& error_code, const std::string& message, const std::string& session_id) {
-  json structured = {{"error_code", error_code}, {"message", message}};
+  json structured = {{"status", "internal_error"}, {"error_code", error_code}, {"message", message}};
   if (!session_id.empty()) structured["session_id"] = session_id;
   return {{"content", json::array({{{"type", "text"}, {"text", error_code + ": " + message}}})},
           {"structuredContent", std::move(structured)},

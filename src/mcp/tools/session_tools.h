@@ -7,7 +7,8 @@
 //     -> {session_id, language, isolation, idle_timeout_s, expires_at, ...}
 //   close_session {session_id} -> {session_id, closed: true}
 //   list_sessions {} -> {sessions: [...]}
-// Refusals are tool errors whose structuredContent is {error_code, message}:
+// Refusals are tool errors whose structuredContent is {status:
+// "internal_error", error_code, message}:
 // E_SESSION_NOT_FOUND, E_SESSION_LIMIT, unknown_language, invalid_request,
 // runner_unavailable.
 #ifndef AIRLOCK_MCP_TOOLS_SESSION_TOOLS_H_
@@ -26,7 +27,8 @@ namespace airlock::mcp {
 // The owner key of `caller`'s sessions.
 std::string SessionOwner(const governance::Caller& caller);
 
-// A tool error carrying {error_code, message} (and session_id when given).
+// A tool error carrying {status: "internal_error", error_code, message}
+// (and session_id when given).
 nlohmann::json SessionErrorResult(const std::string& error_code, const std::string& message,
                                   const std::string& session_id = "");
 
