@@ -296,7 +296,7 @@ ExecResult Jail::Exec(const ExecRequest& request, CancelToken* cancel) {
   return Supervise(request.limits, request.stdin_data, std::move(*io), cancel);
 }
 
-Status Jail::Start(const ExecRequest& request) {
+StatusOr<Jail::Stdio> Jail::Launch(const ExecRequest& request, int control_fd) {
   if (!alive_) return FailedPrecondition("the jail is no longer alive");
   if (started_ || interactive_) return FailedPrecondition("a program is already started in this jail");
   if (request.seccomp == nullptr || request.seccomp->instructions.empty()) {
@@ -304,11 +304,12 @@ Status Jail::Start(const ExecRequest& request) {
   }
   if (!request.stdin_data.empty() || !request.files.empty() || !request.output_globs.empty() ||
       request.bridge_fd >= 0) {
-    return InvalidArgument("a started program gets its stdin, files and outputs at Resume");
+    return InvalidArgument("a started program gets its stdin, files and outputs later (Resume, Turn)");
   }
   AIRLOCK_ASSIGN_OR_RETURN(Stdio io, MakeStdio(0));
-  Status sent = SendMessage(channel_.get(), ProgramMessage("start", request),
-                            {io.in_read.get(), io.out_write.get(), io.err_write.get()});
+  std::vector<int> fds = {io.in_read.get(), io.out_write.get(), io.err_write.get()};
+  if (control_fd >= 0) fds.push_back(control_fd);
+  Status sent = SendMessage(channel_.get(), ProgramMessage("start", request), fds);
   io.in_read.Reset();
   io.out_write.Reset();
   io.err_write.Reset();
@@ -326,6 +327,11 @@ Status Jail::Start(const ExecRequest& request) {
     return FailedPrecondition("the program could not be started: " +
                               reply->body.value("message", std::string("unknown error")));
   }
+  return io;
+}
+
+Status Jail::Start(const ExecRequest& request) {
+  AIRLOCK_ASSIGN_OR_RETURN(Stdio io, Launch(request, -1));
   started_ = true;
   started_stdio_ = std::move(io);
   return OkStatus();

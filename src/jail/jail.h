@@ -249,6 +249,9 @@ class Jail {
     UniqueFd in_read, in_write, out_read, out_write, err_read, err_write;
   };
   static StatusOr<Stdio> MakeStdio(size_t stdin_bytes);
+  // Start and StartInteractive: sends the program to init (with
+  // `control_fd` as its fd 3 when >= 0) and waits until it runs.
+  StatusOr<Stdio> Launch(const ExecRequest& request, int control_fd);
   // Sets every thread in the jail's cgroup to the calling thread's nice
   // value (a no-op when they have it already).
   Status MatchCallerPriority();

@@ -93,40 +93,11 @@ StatusOr<json> Jail::Ask(const json& message) {
 }
 
 Status Jail::StartInteractive(const ExecRequest& request) {
-  if (!alive_) return FailedPrecondition("the jail is no longer alive");
-  if (started_ || interactive_) return FailedPrecondition("a program is already started in this jail");
-  if (request.seccomp == nullptr || request.seccomp->instructions.empty()) {
-    return InvalidArgument("no seccomp policy given; refusing to run unfiltered");
-  }
-  if (!request.stdin_data.empty() || !request.files.empty() || !request.output_globs.empty() ||
-      request.bridge_fd >= 0) {
-    return InvalidArgument("an interactive program gets its input and files turn by turn");
-  }
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return ErrnoError("socketpair");
   UniqueFd ours(sv[0]), theirs(sv[1]);
-  AIRLOCK_ASSIGN_OR_RETURN(Stdio io, MakeStdio(0));
-  Status sent = SendMessage(channel_.get(), ProgramMessage("start", request),
-                            {io.in_read.get(), io.out_write.get(), io.err_write.get(), theirs.get()});
-  io.in_read.Reset();
+  AIRLOCK_ASSIGN_OR_RETURN(Stdio io, Launch(request, theirs.get()));
   io.in_write.Reset();  // stdin is at EOF; each turn brings its own
-  io.out_write.Reset();
-  io.err_write.Reset();
-  theirs.Reset();
-  if (!sent.ok()) {
-    Kill();
-    return Internal("sending the program to the jail: " + sent.message());
-  }
-  Status ready = WaitReadable(channel_.get(), pidfd_.get(), kSetupTimeoutMs);
-  StatusOr<ChannelMessage> reply = ready.ok() ? ReceiveMessage(channel_.get()) : StatusOr<ChannelMessage>(ready);
-  if (!reply.ok()) {
-    Kill();
-    return Internal("jail init stopped answering: " + reply.status().message());
-  }
-  if (reply->body.value("type", "") != "started") {
-    return FailedPrecondition("the program could not be started: " +
-                              reply->body.value("message", std::string("unknown error")));
-  }
   fcntl(ours.get(), F_SETFL, O_NONBLOCK);
   control_ = std::move(ours);
   started_stdio_ = std::move(io);
@@ -157,7 +128,10 @@ TurnResult Jail::Turn(const TurnRequest& request, CancelToken* cancel) {
   DiscardAvailable(out_fd);
   DiscardAvailable(err_fd);
 
-  StatusOr<json> ready = Ask({{"type", "turn_begin"}, {"files", FilesMessage(request.files)}});
+  // Without files there is nothing for init to do before the turn.
+  StatusOr<json> ready = request.files.empty()
+                             ? StatusOr<json>(json{{"type", "turn_ready"}})
+                             : Ask({{"type", "turn_begin"}, {"files", FilesMessage(request.files)}});
   if (!ready.ok()) {
     result.error = "jail init stopped answering: " + ready.status().message();
     Kill();

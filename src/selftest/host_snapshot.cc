@@ -1,5 +1,8 @@
 #include "selftest/host_snapshot.h"
 
+#include <chrono>
+#include <thread>
+
 #include <unistd.h>
 
 #include <cctype>
@@ -119,6 +122,15 @@ std::vector<std::string> ProcessesWithCmdline(std::string_view needle) {
     if (cmd.find(needle) != std::string::npos) out.push_back(name + " " + cmd);
   }
   return out;
+}
+
+std::vector<std::string> AwaitNothingLeftBehind(const HostSnapshot& before, int timeout_ms) {
+  std::vector<std::string> left;
+  for (int waited = 0;; waited += 50) {
+    left = LeftBehind(before, TakeHostSnapshot());
+    if (left.empty() || waited >= timeout_ms) return left;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
 }
 
 }  // namespace airlock::selftest

@@ -26,6 +26,11 @@ HostSnapshot TakeHostSnapshot();
 // Human-readable descriptions of what `after` has that `before` does not.
 std::vector<std::string> LeftBehind(const HostSnapshot& before, const HostSnapshot& after);
 
+// Takes snapshots until nothing is left behind compared with `before` or
+// `timeout_ms` passes (teardown runs off the request path); returns what
+// is still left (empty: nothing).
+std::vector<std::string> AwaitNothingLeftBehind(const HostSnapshot& before, int timeout_ms = 3000);
+
 // Host processes whose command line contains `needle`, as "pid cmdline".
 std::vector<std::string> ProcessesWithCmdline(std::string_view needle);
 

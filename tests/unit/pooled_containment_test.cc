@@ -102,12 +102,7 @@ TEST(JailPoolLifecycleTest, ReadyJailsAreDestroyedWithThePoolAndNothingIsLeftBeh
     ASSERT_TRUE(WaitCreated(*(*executor)->pool(), 7));
   }
   host->reset();
-  std::vector<std::string> left;
-  for (int i = 0; i < 60; ++i) {
-    left = LeftBehind(before, TakeHostSnapshot());
-    if (left.empty()) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  const std::vector<std::string> left = AwaitNothingLeftBehind(before);
   EXPECT_TRUE(left.empty()) << left.front();
 }
 

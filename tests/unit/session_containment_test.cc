@@ -186,12 +186,7 @@ TEST(SessionLifecycleTest, NothingIsLeftBehindAfterClosingOrDestroying) {
     // s_b is still open when the executor goes.
   }
   host->reset();
-  std::vector<std::string> left;
-  for (int i = 0; i < 60; ++i) {
-    left = LeftBehind(before, TakeHostSnapshot());
-    if (left.empty()) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  const std::vector<std::string> left = AwaitNothingLeftBehind(before);
   EXPECT_TRUE(left.empty()) << left.front();
 }
 

@@ -19,33 +19,16 @@
 
 #include "jail/host.h"
 #include "runtimes/local_executor.h"
+#include "selftest/host_snapshot.h"
 #include "test_jail_host.h"
 
 namespace airlock::runtimes {
 namespace {
 
-// Host processes whose command line contains `needle`.
-int HostProcessesWith(const std::string& needle) {
-  int n = 0;
-  DIR* proc = opendir("/proc");
-  if (proc == nullptr) return -1;
-  while (dirent* e = readdir(proc)) {
-    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
-    std::ifstream in(std::string("/proc/") + e->d_name + "/cmdline", std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    std::string cmd = ss.str();
-    for (char& c : cmd) c = c == '\0' ? ' ' : c;
-    if (cmd.find(needle) != std::string::npos && cmd.find("gtest") == std::string::npos) ++n;
-  }
-  closedir(proc);
-  return n;
-}
-
 // Waits (bounded) until no host process has `needle` in its command line.
 bool NoProcessWith(const std::string& needle) {
   const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (HostProcessesWith(needle) != 0) {
+  while (!selftest::ProcessesWithCmdline(needle).empty()) {
     if (std::chrono::steady_clock::now() > end) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
