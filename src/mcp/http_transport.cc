@@ -265,6 +265,10 @@ void HttpTransport::Install() {
     httplib::default_socket_options(sock);  // SO_REUSEADDR
     listen_fd_ = sock;
   });
+  // Responses go out in several small writes (SSE events, chunks): without
+  // TCP_NODELAY, Nagle's algorithm meets the client's delayed ACK and a
+  // call waits ~40 ms for nothing. Accepted sockets inherit it.
+  http_->set_tcp_nodelay(true);
   http_->set_keep_alive_timeout(5);
   http_->set_read_timeout(30);
   http_->set_write_timeout(30);
