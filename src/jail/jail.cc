@@ -377,12 +377,7 @@ ExecResult Jail::Supervise(const Limits& lim, const std::string& stdin_data, Std
   const CgroupStats before = cgroup_ ? cgroup_->Stats() : CgroupStats{};
 
   UniqueFd ep(epoll_create1(EPOLL_CLOEXEC));
-  UniqueFd timer(timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK));
-  itimerspec its{};
-  its.it_value.tv_sec = static_cast<time_t>(lim.wall_ms / 1000);
-  its.it_value.tv_nsec = static_cast<long>((lim.wall_ms % 1000) * 1000000);
-  if (lim.wall_ms == 0) its.it_value.tv_nsec = 1;
-  timerfd_settime(timer.get(), 0, &its, nullptr);
+  UniqueFd timer = WallClockTimer(lim.wall_ms);
 
   enum Tag : uint64_t { kOut, kErr, kChannel, kPid, kTimer, kCancel, kIn };
   auto add = [&](int fd, Tag tag) {
@@ -509,13 +504,7 @@ ExecResult Jail::Supervise(const Limits& lim, const std::string& stdin_data, Std
   if (out_open) drain(out_r, result.stdout_data, lim.max_stdout_bytes, result.stdout_truncated);
   if (err_open) drain(err_r, result.stderr_data, lim.max_stderr_bytes, result.stderr_truncated);
 
-  if (cgroup_) {
-    const CgroupStats after = cgroup_->Stats();
-    result.peak_memory_bytes = after.peak_memory_bytes;
-    result.oom_killed = after.oom_kills > before.oom_kills;
-    result.pids_limit_hit = after.pids_limit_hit;
-    if (after.cpu_usage_ns > before.cpu_usage_ns) result.cpu_ms = (after.cpu_usage_ns - before.cpu_usage_ns) / 1000000;
-  }
+  FillCgroupUsage(cgroup_.get(), before, &result);
   if (killed) return result;
   if (!exited) {
     end_run(ExecResult::Outcome::kJailError, "jail stopped without reporting the program's exit");

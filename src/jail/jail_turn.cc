@@ -149,12 +149,7 @@ TurnResult Jail::Turn(const TurnRequest& request, CancelToken* cancel) {
   const auto start = Clock::now();
   const CgroupStats before = cgroup_ ? cgroup_->Stats() : CgroupStats{};
   UniqueFd ep(epoll_create1(EPOLL_CLOEXEC));
-  UniqueFd timer(timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK));
-  itimerspec its{};
-  its.it_value.tv_sec = static_cast<time_t>(lim.wall_ms / 1000);
-  its.it_value.tv_nsec = static_cast<long>((lim.wall_ms % 1000) * 1000000);
-  if (lim.wall_ms == 0) its.it_value.tv_nsec = 1;
-  timerfd_settime(timer.get(), 0, &its, nullptr);
+  UniqueFd timer = WallClockTimer(lim.wall_ms);
 
   enum Tag : uint64_t { kOut, kErr, kControl, kPid, kTimer, kCancel, kInit };
   auto add = [&](int fd, Tag tag, uint32_t events) {
@@ -316,14 +311,7 @@ TurnResult Jail::Turn(const TurnRequest& request, CancelToken* cancel) {
   result.stderr_truncated = stderr_stream.truncated();
   if (!killed) over_cap(stdout_stream, "stdout", lim.max_stdout_bytes);
   if (!killed) over_cap(stderr_stream, "stderr", lim.max_stderr_bytes);
-  auto stats = [&] {
-    if (!cgroup_) return;
-    const CgroupStats after = cgroup_->Stats();
-    result.peak_memory_bytes = after.peak_memory_bytes;
-    result.oom_killed = after.oom_kills > before.oom_kills;
-    result.pids_limit_hit = after.pids_limit_hit;
-    if (after.cpu_usage_ns > before.cpu_usage_ns) result.cpu_ms = (after.cpu_usage_ns - before.cpu_usage_ns) / 1000000;
-  };
+  auto stats = [&] { FillCgroupUsage(cgroup_.get(), before, &result); };
   if (killed) {
     stats();
     return out;

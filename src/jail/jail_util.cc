@@ -1,6 +1,7 @@
 #include "jail/jail_util.h"
 
 #include <poll.h>
+#include <sys/timerfd.h>
 
 #include "base/encoding.h"
 
@@ -53,6 +54,25 @@ json FilesMessage(const std::vector<FileEntry>& files) {
 
 uint64_t MsSince(Clock::time_point t) {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t).count());
+}
+
+UniqueFd WallClockTimer(uint64_t wall_ms) {
+  UniqueFd timer(timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK));
+  itimerspec its{};
+  its.it_value.tv_sec = static_cast<time_t>(wall_ms / 1000);
+  its.it_value.tv_nsec = static_cast<long>((wall_ms % 1000) * 1000000);
+  if (wall_ms == 0) its.it_value.tv_nsec = 1;
+  timerfd_settime(timer.get(), 0, &its, nullptr);
+  return timer;
+}
+
+void FillCgroupUsage(const Cgroup* cgroup, const CgroupStats& before, ExecResult* result) {
+  if (cgroup == nullptr) return;
+  const CgroupStats after = cgroup->Stats();
+  result->peak_memory_bytes = after.peak_memory_bytes;
+  result->oom_killed = after.oom_kills > before.oom_kills;
+  result->pids_limit_hit = after.pids_limit_hit;
+  if (after.cpu_usage_ns > before.cpu_usage_ns) result->cpu_ms = (after.cpu_usage_ns - before.cpu_usage_ns) / 1000000;
 }
 
 }  // namespace airlock::jail::internal

@@ -13,6 +13,8 @@
 #include <nlohmann/json.hpp>
 
 #include "base/status.h"
+#include "base/unique_fd.h"
+#include "jail/cgroup.h"
 #include "jail/jail.h"
 
 namespace airlock::jail::internal {
@@ -64,6 +66,13 @@ class ScopedSigpipeBlock {
 };
 
 uint64_t MsSince(Clock::time_point t);
+
+// A timerfd (non-blocking) that fires once, `wall_ms` from now (at once for 0).
+UniqueFd WallClockTimer(uint64_t wall_ms);
+
+// What `cgroup` (may be null) used since `before`: CPU, peak memory, OOM
+// kills, whether the pids limit was hit.
+void FillCgroupUsage(const Cgroup* cgroup, const CgroupStats& before, ExecResult* result);
 
 }  // namespace airlock::jail::internal
 
