@@ -125,12 +125,14 @@ int ServeCommand(const ServeOptions& options) {
     session_registry = std::make_unique<sessions::SessionRegistry>(client, cfg->sessions, cfg->ResolvedMaxSessions(),
                                                                    audit_log->get());
   }
+  mcp::RunTracker runs;  // every endpoint's calls in flight
   std::map<std::string, std::unique_ptr<mcp::McpServer>> servers;  // endpoint path -> server
   auto make_server = [&](const governance::Endpoint& e) {
     mcp::ServerOptions so{.endpoint = e.name,
                           .code_tools = code_tools->get(),
                           .audit = audit_log->get(),
-                          .sessions = session_registry.get()};
+                          .sessions = session_registry.get(),
+                          .runs = &runs};
     return std::make_unique<mcp::McpServer>(*cfg, client, gw->get(), so);
   };
   if (options.http.empty()) {

@@ -33,6 +33,7 @@
 #include "mcp/access.h"
 #include "mcp/log_level.h"
 #include "mcp/reply_channel.h"
+#include "mcp/run_tracker.h"
 #include "mcp/session.h"
 #include "mcp/tools/code_tool_tool.h"
 #include "mcp/tools/languages.h"
@@ -50,6 +51,9 @@ struct ServerOptions {
   // Shared by every endpoint's server (serve makes one); null: the server
   // keeps its own when the config enables sessions.
   sessions::SessionRegistry* sessions = nullptr;
+  // The calls in flight, shared by every endpoint's server (serve makes
+  // one); null: the server keeps its own.
+  RunTracker* runs = nullptr;
 };
 
 class McpServer {
@@ -106,6 +110,8 @@ class McpServer {
   const governance::Endpoint* endpoint() const { return endpoint_ok_ ? &endpoint_ : nullptr; }
   audit::AuditLog* audit() const { return options_.audit; }
   WorkerPool& pool() { return pool_; }
+  // The tool calls in flight (this server's own tracker unless shared).
+  RunTracker& runs() { return options_.runs != nullptr ? *options_.runs : own_runs_; }
   // The `instructions` string of the initialize result.
   std::string Instructions();
 
@@ -123,6 +129,7 @@ class McpServer {
   codemode::Limits code_limits_;
   LanguageCatalog catalog_;
   std::unique_ptr<sessions::SessionRegistry> own_sessions_;  // when options_.sessions is null
+  RunTracker own_runs_;                                      // when options_.runs is null
   sessions::SessionRegistry* code_sessions_ = nullptr;       // null: sessions are off here
   std::shared_ptr<Tool> run_code_, list_languages_, execute_, search_, describe_, propose_;
   std::shared_ptr<Tool> open_session_, close_session_, list_sessions_;

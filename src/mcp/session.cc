@@ -318,6 +318,8 @@ void Session::StartToolCall(const jsonrpc::Message& m, std::shared_ptr<ReplyChan
 
 void Session::RunToolCall(const std::shared_ptr<Call>& call, Tool& tool, const json& args) {
   CallContext ctx(*this, *call, protocol_version(), caller());
+  // Visible (and cancellable) to operators while it runs.
+  const RunTracker::Handle tracked = server_.runs().Begin(call->run_id, ctx.caller(), tool.name(), &call->cancel);
   StatusOr<json> result = tool.Call(args, ctx);
   if (result.ok()) return FinishCall(call, MakeResult(call->id, std::move(*result)));
   const Status& st = result.status();

@@ -421,6 +421,47 @@ TEST_F(McpSessionTest, CancelledCallFiresTokenAndGetsNoResponse) {
   EXPECT_FALSE(session_->CancelRequest(42));
 }
 
+TEST_F(McpSessionTest, CallsInFlightAreTrackedAndCanBeCancelledByRunId) {
+  executor_.handler = FakeExecutor::BlockUntilCancelled;
+  Init();
+  RunTracker& runs = server_.runs();
+  EXPECT_EQ(runs.size(), 0u);
+  auto ch = SendAsync(RunCode(7, {{"language", "python"}, {"code", "while True: pass"}}));
+  ASSERT_TRUE(executor_.WaitRunning(1));
+  std::vector<RunInFlight> live = runs.List();
+  ASSERT_EQ(live.size(), 1u);
+  EXPECT_EQ(live[0].tool, "run_code");
+  EXPECT_EQ(live[0].run_id.rfind("r_", 0), 0u);
+  EXPECT_GT(live[0].started_ms, 0);
+  EXPECT_EQ(runs.Cancel("r_nope").code(), StatusCode::kNotFound);
+  ASSERT_TRUE(runs.Cancel(live[0].run_id).ok());
+  EXPECT_TRUE(executor_.WaitCancelled(1)) << "an operator's cancel reaches the run";
+  ch->Wait();
+  for (int i = 0; i < 500 && runs.size() != 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(runs.size(), 0u) << "a finished call leaves the tracker";
+}
+
+TEST(RunTrackerTest, HandlesEndTheirCallOnceAndMoveCleanly) {
+  RunTracker runs;
+  CancelToken a, b;
+  {
+    RunTracker::Handle h1 = runs.Begin("r_1", {.user = "alice", .role = "admin"}, "run_code", &a);
+    RunTracker::Handle h2 = runs.Begin("r_2", {.user = "bob"}, "execute", &b);
+    EXPECT_EQ(runs.size(), 2u);
+    RunTracker::Handle moved = std::move(h1);
+    EXPECT_EQ(runs.size(), 2u);
+    moved.End();
+    EXPECT_EQ(runs.size(), 1u);
+    EXPECT_EQ(runs.List()[0].user, "bob");
+    ASSERT_TRUE(runs.Cancel("r_2").ok());
+    EXPECT_TRUE(b.cancelled());
+    EXPECT_FALSE(a.cancelled());
+    EXPECT_TRUE(runs.List()[0].cancel_requested);
+    EXPECT_EQ(ToJson(runs.List()[0])["tool"], "execute");
+  }
+  EXPECT_EQ(runs.size(), 0u);
+}
+
 TEST_F(McpSessionTest, CallsRunConcurrentlyAndCloseCancelsThem) {
   executor_.handler = FakeExecutor::BlockUntilCancelled;
   Init();

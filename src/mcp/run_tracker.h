@@ -1,0 +1,83 @@
+// The tool calls in flight, across every endpoint: who runs what since when,
+// and a way to cancel one by its run id. For the operators' console's live
+// page (issue 18), metrics and a draining shutdown (issue 19).
+//
+//   RunTracker runs;
+//   RunTracker::Handle h = runs.Begin(run_id, caller, "run_code", &call_cancel_token);
+//   ... the call runs; h going out of scope ends it ...
+//   for (const RunInFlight& r : runs.List()) ...
+//   Status st = runs.Cancel("r_0123456789abcdef");   // fires the call's token
+//
+// The cancel token must outlive the handle. Thread-safe.
+#ifndef AIRLOCK_MCP_RUN_TRACKER_H_
+#define AIRLOCK_MCP_RUN_TRACKER_H_
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "base/cancel.h"
+#include "base/status.h"
+#include "governance/policy.h"
+
+namespace airlock::mcp {
+
+struct RunInFlight {
+  std::string run_id;
+  std::string user, role, endpoint, client;
+  std::string tool;
+  int64_t started_ms = 0;  // Unix ms
+  bool cancel_requested = false;
+};
+
+// {"run_id", "user", "role", "endpoint", "client", "tool", "started_ms", "cancel_requested"}.
+nlohmann::json ToJson(const RunInFlight& r);
+
+class RunTracker {
+ public:
+  class Handle {
+   public:
+    Handle() = default;
+    Handle(Handle&& other) noexcept : tracker_(other.tracker_), run_id_(std::move(other.run_id_)) {
+      other.tracker_ = nullptr;
+    }
+    Handle& operator=(Handle&& other) noexcept;
+    Handle(const Handle&) = delete;
+    Handle& operator=(const Handle&) = delete;
+    ~Handle() { End(); }
+    void End();
+
+   private:
+    friend class RunTracker;
+    Handle(RunTracker* tracker, std::string run_id) : tracker_(tracker), run_id_(std::move(run_id)) {}
+    RunTracker* tracker_ = nullptr;
+    std::string run_id_;
+  };
+
+  // Registers a call; `cancel` must outlive the returned handle.
+  Handle Begin(const std::string& run_id, const governance::Caller& who, const std::string& tool,
+               CancelToken* cancel);
+  // Oldest first.
+  std::vector<RunInFlight> List();
+  // Fires the call's cancel token; NotFound when no such call is in flight.
+  Status Cancel(const std::string& run_id);
+  size_t size();
+
+ private:
+  struct Entry {
+    RunInFlight info;
+    CancelToken* cancel = nullptr;
+  };
+  void End(const std::string& run_id);
+
+  std::mutex mu_;
+  std::map<std::string, Entry> runs_;  // by run id
+};
+
+}  // namespace airlock::mcp
+
+#endif  // AIRLOCK_MCP_RUN_TRACKER_H_
