@@ -14,6 +14,7 @@
 #include "base/self_exe.h"
 #include "cli/commands.h"
 #include "cli/executor_factory.h"
+#include "console/console_http.h"
 #include "sessions/session_registry.h"
 #include "codemode/settings.h"
 #include "codetools/code_tool_store.h"
@@ -193,6 +194,16 @@ int ServeCommand(const ServeOptions& options) {
       std::optional<auth::Identity> id = k->Authenticate(std::string(token));
       if (!id) return std::nullopt;
       return governance::Caller{.user = id->user, .role = id->role, .auth = "api_key", .key_id = id->key_id};
+    };
+  }
+  // The operators' console (docs/console.md): only with per-person keys,
+  // since only an admin role's key signs in.
+  std::unique_ptr<console::ConsoleHttp> operator_console;
+  if (keys) {
+    operator_console = std::make_unique<console::ConsoleHttp>(console::ConsoleDeps{
+        .authenticate = http->authenticate, .policy = &*policy, .runs = &runs, .audit = audit_log->get(), .tls = false});
+    http->console = [c = operator_console.get()](const httplib::Request& req, httplib::Response& res) {
+      c->Handle(req, res);
     };
   }
   std::map<std::string, mcp::McpServer*> by_path;

@@ -281,10 +281,35 @@ void HttpTransport::Install() {
     http_->Get(path, [this](const httplib::Request& req, httplib::Response& res) { HandleGet(req, res); });
     http_->Delete(path, [this](const httplib::Request& req, httplib::Response& res) { HandleDelete(req, res); });
   }
+  if (options_.console) {
+    auto console = [this](const httplib::Request& req, httplib::Response& res) { options_.console(req, res); };
+    http_->Get(R"(/console(/.*)?)", console);
+    http_->Post(R"(/console(/.*)?)", console);
+  }
 }
+
+namespace {
+
+bool IsConsolePath(const std::string& path) { return path == "/console" || path.rfind("/console/", 0) == 0; }
+
+}  // namespace
 
 // Runs before the body is read, so rejected requests never upload it.
 bool HttpTransport::PreCheck(const httplib::Request& req, httplib::Response& res) {
+  if (options_.console && IsConsolePath(req.path)) {
+    // The console authenticates on its own (admin keys, then a cookie);
+    // DNS rebinding is refused here as for the MCP endpoints.
+    if (req.has_header("Host") &&
+        !HostAllowed(req.get_header_value("Host"), IsLoopbackName(options_.host), options_.allowed_hosts)) {
+      Reject(res, 403, "Forbidden: Host not allowed", true);
+      return false;
+    }
+    if (req.get_header_value("Content-Length").size() > 7) {  // >= 10 MB: no console request is that big
+      Reject(res, 413, "Payload Too Large", true);
+      return false;
+    }
+    return true;
+  }
   if (!servers_.count(req.path)) {
     std::string paths;
     for (const auto& [path, server] : servers_) paths += (paths.empty() ? "" : ", ") + path;
