@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/time_format.h"
 #include "audit/audit_log.h"
 #include "audit/sqlite_audit_store.h"
 #include "cli/commands.h"
@@ -113,17 +114,6 @@ std::optional<int64_t> ParseSince(const std::string& when, int64_t now_ms) {
   return ParseIsoUtc(when);
 }
 
-// "2026-12-02T10:00:00Z".
-std::string IsoTime(int64_t ms) {
-  const time_t t = static_cast<time_t>(ms / 1000);
-  struct tm tm;
-  char buf[32];
-  if (gmtime_r(&t, &tm) == nullptr || strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0) {
-    return std::to_string(ms);
-  }
-  return buf;
-}
-
 // A value for a one-line listing: control bytes escaped, quoted if it holds
 // spaces or quotes, "-" if empty.
 std::string Printable(const std::string& s) {
@@ -175,7 +165,7 @@ std::string DetailFields(const json& detail) {
 std::string Line(const audit::AuditRow& row) {
   std::string id = std::to_string(row.id);
   if (id.size() < 6) id.insert(0, 6 - id.size(), ' ');
-  std::string out = IsoTime(row.recorded_at) + " " + id + " ";
+  std::string out = IsoUtc(row.recorded_at) + " " + id + " ";
   if (const audit::RunRecord* r = row.run()) {
     out += "run   " + Printable(r->run_id) + Field("user", r->user) + Field("role", r->role) +
            Field("endpoint", r->endpoint) + Field("kind", r->kind) + Field("lang", r->language) +

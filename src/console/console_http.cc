@@ -3,6 +3,7 @@
 #include <httplib.h>
 
 #include "base/encoding.h"
+#include "base/time_format.h"
 #include "mcp/http_security.h"
 
 namespace airlock::console {
@@ -20,17 +21,8 @@ void Error(httplib::Response& res, int status, const std::string& message) {
   Json(res, status, {{"error", message}});
 }
 
-std::string IsoMs(int64_t ms) {
-  const time_t secs = static_cast<time_t>(ms / 1000);
-  tm utc{};
-  gmtime_r(&secs, &utc);
-  char buf[40];
-  strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return buf;
-}
-
 json Me(const ConsoleSession& s) {
-  return {{"user", s.who.user}, {"role", s.who.role}, {"csrf", s.csrf}, {"expires_at", IsoMs(s.expires_ms)}};
+  return {{"user", s.who.user}, {"role", s.who.role}, {"csrf", s.csrf}, {"expires_at", IsoUtc(s.expires_ms)}};
 }
 
 // "http://HOST" / "https://HOST" for this request's own Host header.

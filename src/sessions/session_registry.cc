@@ -4,21 +4,12 @@
 #include <iostream>
 
 #include "base/random.h"
+#include "base/time_format.h"
 
 namespace airlock::sessions {
 
 using nlohmann::json;
 
-std::string IsoTime(int64_t unix_ms) {
-  const time_t secs = static_cast<time_t>(unix_ms / 1000);
-  tm utc{};
-  gmtime_r(&secs, &utc);
-  char buf[40];
-  strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &utc);
-  char out[48];
-  snprintf(out, sizeof out, "%s.%03dZ", buf, static_cast<int>(unix_ms % 1000));
-  return out;
-}
 
 json ToJson(const SessionInfo& s, const config::SessionsConfig& config) {
   return {{"session_id", s.id},
@@ -27,9 +18,9 @@ json ToJson(const SessionInfo& s, const config::SessionsConfig& config) {
           {"memory_mb", s.memory_mb},
           {"idle_timeout_s", s.idle_timeout_s},
           {"max_lifetime_s", config.max_lifetime_s},
-          {"created_at", IsoTime(s.created_at_ms)},
-          {"last_used_at", IsoTime(s.last_used_ms)},
-          {"expires_at", IsoTime(s.expires_at_ms)},
+          {"created_at", IsoUtc(s.created_at_ms, true)},
+          {"last_used_at", IsoUtc(s.last_used_ms, true)},
+          {"expires_at", IsoUtc(s.expires_at_ms, true)},
           {"calls", s.calls}};
 }
 

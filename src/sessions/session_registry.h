@@ -62,9 +62,6 @@ struct OpenRequest {
 // {session_id, language, isolation, idle_timeout_s, expires_at (ISO 8601), ...}.
 nlohmann::json ToJson(const SessionInfo& s, const config::SessionsConfig& config);
 
-// "2026-12-04T12:00:00.000Z".
-std::string IsoTime(int64_t unix_ms);
-
 class SessionRegistry {
  public:
   // `executor` and `audit` (may be null) must outlive the registry.

@@ -16,6 +16,7 @@
 #include "mcp/http_transport.h"
 #include "mcp/server.h"
 #include "mcp_test_util.h"
+#include "test_audit_log.h"
 
 namespace airlock::console {
 namespace {
@@ -26,11 +27,7 @@ using mcp::testing::FakeExecutor;
 class ConsoleHttpTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() / ("airlock_console_test_" + std::to_string(getpid()));
-    std::filesystem::create_directories(dir_);
-    auto store = audit::SqliteAuditStore::Open((dir_ / "audit.db").string(), {});
-    ASSERT_TRUE(store.ok());
-    audit_ = std::make_unique<audit::AuditLog>(std::move(store).value(), true);
+    ASSERT_NE(audit_.get(), nullptr);
     auto policy = governance::Policy::FromJson(nullptr, nullptr, nullptr);  // built-in reader and admin
     ASSERT_TRUE(policy.ok()) << policy.status().ToString();
     policy_ = std::make_unique<governance::Policy>(std::move(policy).value());
@@ -63,8 +60,6 @@ class ConsoleHttpTest : public ::testing::Test {
   }
   void TearDown() override {
     if (http_) http_->Stop();
-    audit_.reset();
-    std::filesystem::remove_all(dir_);
   }
   // Signs in; returns {cookie header value, csrf}.
   std::pair<std::string, std::string> SignIn() {
@@ -75,20 +70,12 @@ class ConsoleHttpTest : public ::testing::Test {
     const std::string cookie = set.substr(0, set.find(';'));
     return {cookie, json::parse(res->body)["csrf"].get<std::string>()};
   }
-  std::vector<std::string> Events() {
-    std::vector<std::string> kinds;
-    auto rows = audit_->store()->Query({});
-    for (const audit::AuditRow& r : *rows) {
-      if (r.event() != nullptr) kinds.push_back(r.event()->kind);
-    }
-    return kinds;
-  }
+  std::vector<std::string> Events() { return audit_.EventKinds(); }
 
-  std::filesystem::path dir_;
   int64_t now_ = 0;
   FakeExecutor executor_;
   mcp::RunTracker runs_;
-  std::unique_ptr<audit::AuditLog> audit_;
+  tests::TempAuditLog audit_{"console_test"};
   std::unique_ptr<governance::Policy> policy_;
   std::unique_ptr<mcp::McpServer> server_;
   std::unique_ptr<ConsoleHttp> console_;

@@ -13,6 +13,8 @@
 
 #include "audit/audit_log.h"
 #include "audit/sqlite_audit_store.h"
+#include "test_audit_log.h"
+#include "base/time_format.h"
 #include "sessions/session_registry.h"
 
 namespace airlock::sessions {
@@ -52,30 +54,14 @@ class FakeSessions : public runtimes::CodeExecutor {
 class SessionRegistryTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() / ("airlock_registry_test_" + std::to_string(getpid()));
-    std::filesystem::create_directories(dir_);
-    auto store = audit::SqliteAuditStore::Open((dir_ / "audit.db").string(), {});
-    ASSERT_TRUE(store.ok()) << store.status().ToString();
-    audit_ = std::make_unique<audit::AuditLog>(std::move(store).value(), true);
+    ASSERT_NE(audit_.get(), nullptr);
     config_.max_per_caller = 2;
     config_.idle_timeout_s = 60;
     config_.max_lifetime_s = 600;
   }
-  void TearDown() override {
-    audit_.reset();
-    std::filesystem::remove_all(dir_);
-  }
-  std::vector<std::string> EventKinds() {
-    std::vector<std::string> kinds;
-    auto rows = audit_->store()->Query({});
-    for (const audit::AuditRow& r : *rows) {
-      if (r.event() != nullptr) kinds.push_back(r.event()->kind);
-    }
-    return kinds;
-  }
+  std::vector<std::string> EventKinds() { return audit_.EventKinds(); }
 
-  std::filesystem::path dir_;
-  std::unique_ptr<audit::AuditLog> audit_;
+  tests::TempAuditLog audit_{"registry_test"};
   config::SessionsConfig config_;
   FakeSessions executor_;
 };
@@ -193,9 +179,10 @@ TEST_F(SessionRegistryTest, DestroyingTheRegistryClosesEverySession) {
   EXPECT_TRUE(executor_.open.empty());
 }
 
-TEST(IsoTimeTest, FormatsUtcWithMilliseconds) {
-  EXPECT_EQ(IsoTime(0), "1970-01-01T00:00:00.000Z");
-  EXPECT_EQ(IsoTime(1796385600123), "2026-12-04T12:00:00.123Z");
+TEST(IsoUtcTest, FormatsUtcWithAndWithoutMilliseconds) {
+  EXPECT_EQ(IsoUtc(0, true), "1970-01-01T00:00:00.000Z");
+  EXPECT_EQ(IsoUtc(1796385600123, true), "2026-12-04T12:00:00.123Z");
+  EXPECT_EQ(IsoUtc(1796385600123), "2026-12-04T12:00:00Z");
 }
 
 }  // namespace
