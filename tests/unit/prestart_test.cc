@@ -204,7 +204,9 @@ TEST_F(PrestartTest, APreStartedRunMatchesAColdOne) {
     req.stdin_data = "line 1\nline 2\n";
     req.files = {{"in/data.txt", "input file"}};
     req.output_globs = {"out.txt"};
-    req.timeout_ms = 3000;
+    // No program here runs long: the clock only has to outlast a cold start,
+    // and a cold CPython in the WASM engine takes seconds on a loaded host.
+    req.timeout_ms = p.isolation == "wasm" ? 15000 : 3000;
     auto [cold, warm] = ColdThenPrestarted(req);
     ExpectSame(cold, warm, p.language + " (" + p.isolation + ") " + p.what);
     if (p.what == "environment") {
