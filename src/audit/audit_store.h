@@ -95,8 +95,15 @@ struct AuditRow {
 struct AuditQuery {
   int64_t since = 0;   // rows recorded at or after this time
   std::string user{};  // runs of this user, the calls of those runs, events whose actor is this user
-  std::string run_id{};  // this run and its calls (no events)
+  std::string run_id{};  // this run, its calls and the events whose target it is
   int64_t limit = 1000;  // the newest `limit` matching rows (must be > 0)
+  int64_t until = 0;     // rows recorded before this time; 0: no bound
+  // Run filters: runs with this endpoint / language / status and the calls
+  // of those runs; any of them set leaves out events.
+  std::string endpoint{};
+  std::string language{};
+  std::string status{};
+  std::string type{};    // "run" | "call" | "event": rows of that kind only; "": all
 };
 
 struct VerifyProblem {

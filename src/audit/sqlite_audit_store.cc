@@ -137,6 +137,7 @@ struct SqliteAuditStore::Table {
   AnyRow (*from_values)(const std::vector<Value>&);
   const char* user_filter;  // uses ?2
   const char* run_filter;   // uses ?3
+  const char* run_fields_filter;  // uses ?6 endpoint, ?7 language, ?8 status
 };
 
 namespace {
@@ -147,14 +148,17 @@ const std::vector<Table>& Tables() {
   static const std::vector<Table> t = {
       {0, "runs", "audit_runs", Columns(RunFields()),
        [](const std::vector<Value>& v) { return FromValues(RunFields(), v); },
-       "(?2 = '' OR user = ?2)", "(?3 = '' OR run_id = ?3)"},
+       "(?2 = '' OR user = ?2)", "(?3 = '' OR run_id = ?3)",
+       "(?6 = '' OR endpoint = ?6) AND (?7 = '' OR language = ?7) AND (?8 = '' OR status = ?8)"},
       {1, "calls", "audit_calls", Columns(CallFields()),
        [](const std::vector<Value>& v) { return FromValues(CallFields(), v); },
        "(?2 = '' OR run_id IN (SELECT run_id FROM audit_runs WHERE user = ?2))",
-       "(?3 = '' OR run_id = ?3)"},
+       "(?3 = '' OR run_id = ?3)",
+       "((?6 = '' AND ?7 = '' AND ?8 = '') OR run_id IN (SELECT run_id FROM audit_runs WHERE "
+       "(?6 = '' OR endpoint = ?6) AND (?7 = '' OR language = ?7) AND (?8 = '' OR status = ?8)))"},
       {2, "events", "audit_events", Columns(EventFields()),
        [](const std::vector<Value>& v) { return FromValues(EventFields(), v); },
-       "(?2 = '' OR actor = ?2)", "?3 = ''"},
+       "(?2 = '' OR actor = ?2)", "(?3 = '' OR target = ?3)", "(?6 = '' AND ?7 = '' AND ?8 = '')"},
   };
   return t;
 }
@@ -301,8 +305,8 @@ Status SqliteAuditStore::Prepare() {
     AIRLOCK_ASSIGN_OR_RETURN(
         SqliteStmt q,
         db_.Prepare(std::string("SELECT ") + ColumnList(t) + " FROM " + t.sql_name +
-                    " WHERE recorded_at >= ?1 AND " + t.user_filter + " AND " + t.run_filter +
-                    " ORDER BY id DESC LIMIT ?4"));
+                    " WHERE recorded_at >= ?1 AND (?5 = 0 OR recorded_at < ?5) AND " + t.user_filter +
+                    " AND " + t.run_filter + " AND " + t.run_fields_filter + " ORDER BY id DESC LIMIT ?4"));
     query_.push_back(std::move(q));
   }
   return OkStatus();
@@ -392,12 +396,21 @@ StatusOr<std::vector<AuditRow>> SqliteAuditStore::Query(const AuditQuery& query)
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<AuditRow> rows;
   std::vector<Value> values;
+  static constexpr const char* kTypeOf[] = {"run", "call", "event"};
+  if (!query.type.empty() && query.type != "run" && query.type != "call" && query.type != "event") {
+    return InvalidArgument("audit query: type must be run, call or event");
+  }
   for (const Table& t : Tables()) {
+    if (!query.type.empty() && query.type != kTypeOf[t.index]) continue;
     SqliteStmt& q = query_[t.index];
     q.Bind(1, query.since);
     q.Bind(2, query.user);
     q.Bind(3, query.run_id);
     q.Bind(4, query.limit);
+    q.Bind(5, query.until);
+    q.Bind(6, query.endpoint);
+    q.Bind(7, query.language);
+    q.Bind(8, query.status);
     while (true) {
       StatusOr<bool> row = q.Step();
       if (!row.ok()) {

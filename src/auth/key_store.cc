@@ -229,4 +229,13 @@ std::optional<Identity> KeyStore::Authenticate(const std::string& secret) {
   return found;
 }
 
+bool KeyStore::IsActive(const std::string& id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!RefreshLocked().ok()) return false;  // fail closed
+  for (const Entry& e : entries_) {
+    if (e.info.id == id) return e.info.revoked_at == 0;
+  }
+  return false;
+}
+
 }  // namespace airlock::auth

@@ -64,6 +64,10 @@ class KeyStore {
   // The identity of an active key; nullopt for anything else (unknown,
   // revoked, malformed, or the store unreadable: fail closed).
   std::optional<Identity> Authenticate(const std::string& secret);
+  // Whether key `id` exists and is not revoked (re-reading the file if it
+  // changed); false if the store is unreadable. For sessions that outlive
+  // the request that authenticated them (the console's sign-in).
+  bool IsActive(const std::string& id);
 
  private:
   struct Entry {

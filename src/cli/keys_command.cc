@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "admin/key_admin.h"
 #include "audit/audit_log.h"
 #include "auth/key_store.h"
 #include "cli/commands.h"
@@ -16,11 +17,6 @@
 
 namespace airlock::cli {
 namespace {
-
-nlohmann::json ToJson(const auth::KeyInfo& k) {
-  return {{"id", k.id},         {"name", k.name},          {"user", k.user},
-          {"role", k.role},     {"created_at", k.created_at}, {"revoked_at", k.revoked_at}};
-}
 
 // --as, else the name of the effective OS user ("uid:N" if it has none).
 std::string Actor(const KeysOptions& options) {
@@ -34,30 +30,15 @@ std::string Actor(const KeysOptions& options) {
   return "uid:" + std::to_string(geteuid());
 }
 
-audit::EventRow KeyEvent(const char* kind, const KeysOptions& options, const auth::KeyInfo& key) {
-  return {.kind = kind,
-          .actor = Actor(options),
-          .target = key.id,
-          .detail = {{"user", key.user}, {"role", key.role}, {"name", key.name}}};
-}
-
 int Create(const KeysOptions& options, auth::KeyStore& store, audit::AuditLog& log) {
-  StatusOr<auth::NewKey> k = store.Create(options.user, options.role, options.name);
+  StatusOr<auth::NewKey> k =
+      admin::CreateKey(store, log, {Actor(options), "cli"}, options.user, options.role, options.name);
   if (!k.ok()) {
     std::cerr << "airlock keys: " << k.status().message() << "\n";
-    return 2;
-  }
-  if (Status st = log.Event(KeyEvent("key_create", options, k->info)); !st.ok()) {
-    // Fail closed: a key that is not on record must not be usable. Its
-    // secret was never shown; revoke it at once.
-    Status revoked = store.Revoke(k->info.id);
-    std::cerr << "airlock keys: " << st.message() << "; key " << k->info.id
-              << (revoked.ok() ? " was revoked at once" : " could NOT be revoked: " + revoked.message())
-              << " (audit.fail_closed)\n";
-    return 1;
+    return k.status().code() == StatusCode::kUnavailable ? 1 : 2;
   }
   if (options.json) {
-    nlohmann::json j = ToJson(k->info);
+    nlohmann::json j = admin::ToJson(k->info);
     j["secret"] = k->secret;
     std::cout << j.dump(2) << std::endl;
   } else {
@@ -75,7 +56,7 @@ int List(const KeysOptions& options, auth::KeyStore& store) {
     return 1;
   }
   nlohmann::json j = nlohmann::json::array();
-  for (const auth::KeyInfo& k : *list) j.push_back(ToJson(k));
+  for (const auth::KeyInfo& k : *list) j.push_back(admin::ToJson(k));
   if (options.json) {
     std::cout << j.dump(2) << std::endl;
   } else {
@@ -88,22 +69,10 @@ int List(const KeysOptions& options, auth::KeyStore& store) {
 }
 
 int Revoke(const KeysOptions& options, auth::KeyStore& store, audit::AuditLog& log) {
-  auth::KeyInfo key;
-  key.id = options.id;
-  if (StatusOr<std::vector<auth::KeyInfo>> list = store.List(); list.ok()) {
-    for (const auth::KeyInfo& k : *list) {
-      if (k.id == options.id) key = k;
-    }
-  }
-  Status st = store.Revoke(options.id);
-  if (!st.ok()) {
-    std::cerr << "airlock keys: " << st.message() << "\n";
-    return st.code() == StatusCode::kNotFound ? 2 : 1;
-  }
-  // A revocation stands even if it cannot be recorded.
-  if (Status logged = log.Event(KeyEvent("key_revoke", options, key)); !logged.ok()) {
-    std::cerr << "airlock keys: key " << options.id << " revoked, but " << logged.message() << "\n";
-    return 1;
+  StatusOr<auth::KeyInfo> k = admin::RevokeKey(store, log, {Actor(options), "cli"}, options.id);
+  if (!k.ok()) {
+    std::cerr << "airlock keys: " << k.status().message() << "\n";
+    return k.status().code() == StatusCode::kNotFound ? 2 : 1;
   }
   std::cerr << "key " << options.id << " revoked\n";
   return 0;

@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "admin/code_tool_review.h"
 #include "audit/audit_log.h"
 #include "cli/admin_identity.h"
 #include "cli/commands.h"
@@ -86,36 +87,6 @@ std::string Joined(const std::vector<std::string>& v) {
   std::string s;
   for (const std::string& x : v) s += (s.empty() ? "" : ", ") + x;
   return s;
-}
-
-json ToJson(const CodeTool& t, bool with_code) {
-  json j = {{"id", t.id},
-            {"name", t.proposal.name},
-            {"version", t.version},
-            {"endpoint", t.endpoint},
-            {"state", codetools::StateName(t.state)},
-            {"intact", t.intact},
-            {"hash", t.hash},
-            {"proposer", t.proposer},
-            {"proposed_at", t.proposed_at},
-            {"decided_by", t.decided_by},
-            {"decided_at", t.decided_at},
-            {"approved_by", t.approved_by},
-            {"approved_at", t.approved_at},
-            {"description", t.proposal.description},
-            {"language", t.proposal.language},
-            {"input_schema", t.proposal.input_schema},
-            {"connectors", t.proposal.connectors},
-            {"tools", t.proposal.tools},
-            {"limits", t.proposal.limits},
-            {"approval",
-             {{"allow_write", t.approval.allow_write},
-              {"run_as_definer", t.approval.run_as_definer},
-              {"definer_role", t.approval.definer_role},
-              {"reason", t.approval.reason}}},
-            {"reason", t.reason}};
-  if (with_code) j["code"] = t.proposal.code;
-  return j;
 }
 
 std::string Pad(const std::string& s, size_t width) { return s.size() >= width ? s + " " : s + std::string(width - s.size(), ' '); }
@@ -190,16 +161,7 @@ int ExitCodeOf(const Status& st) {
   }
 }
 
-// The newest approved version of t's endpoint and name other than t itself.
-StatusOr<std::optional<CodeTool>> ApprovedSibling(CodeToolStore& store, const CodeTool& t) {
-  AIRLOCK_ASSIGN_OR_RETURN(std::vector<CodeTool> approved, store.List(State::kApproved, t.endpoint));
-  for (CodeTool& a : approved) {
-    if (a.proposal.name == t.proposal.name && a.id != t.id) return std::optional<CodeTool>(std::move(a));
-  }
-  return std::optional<CodeTool>();
-}
-
-// approve / reject / revoke: checks, audit event, then the change.
+// approve / reject / revoke through admin::Review, the console's rules too.
 int Decide(const ToolsOptions& o, Action action, const config::Config& config, CodeToolStore& store) {
   const std::string verb = ActionName(action);
   StatusOr<governance::Policy> policy = governance::Policy::FromJson(config.roles, config.endpoints, config.access);
@@ -208,89 +170,24 @@ int Decide(const ToolsOptions& o, Action action, const config::Config& config, C
   if (!log.ok()) {
     return Fail(kStoreError, "the audit log is unavailable (" + log.status().message() + "); refusing to " + verb);
   }
-
-  std::optional<CodeTool> tool;
-  auto event = [&](const std::string& decision, const std::string& reason) {
-    json detail = {{"decision", decision},
-                   {"reason", reason},
-                   {"hash", tool ? tool->hash : ""},
-                   {"name", tool ? tool->proposal.name : ""}};
-    if (tool) {
-      detail["endpoint"] = tool->endpoint;
-      detail["version"] = tool->version;
-    }
-    if (action == Action::kApprove) {
-      detail["allow_write"] = o.allow_write;
-      detail["definer_role"] = o.definer;
-    }
-    return (*log)->Event({.kind = "code_tool_" + verb, .actor = o.actor, .target = o.id, .detail = detail});
-  };
-  auto deny = [&](int code, const std::string& why) {
-    if (Status st = event("denied", why); !st.ok()) {
-      std::cerr << "airlock tools: could not write the audit event: " << st.message() << "\n";
-    }
-    return Fail(code, why);
-  };
-
-  StatusOr<CodeTool> got = store.Get(o.id);
-  if (!got.ok()) {
-    if (got.status().code() == StatusCode::kNotFound) return deny(kUsage, "no code tool " + o.id);
-    return Fail(kStoreError, got.status().message());
+  admin::ReviewRequest request{.id = o.id,
+                               .actor = o.actor,
+                               .actor_is_admin = IsAdminUser(config, *policy, o.actor),
+                               .verdict = action == Action::kApprove  ? admin::Verdict::kApprove
+                                          : action == Action::kReject ? admin::Verdict::kReject
+                                                                      : admin::Verdict::kRevoke,
+                               .allow_write = o.allow_write,
+                               .definer_role = o.definer,
+                               .reason = o.reason,
+                               .via = "cli"};
+  StatusOr<admin::ReviewOutcome> done = admin::Review(store, **log, *policy, request);
+  if (!done.ok()) return Fail(ExitCodeOf(done.status()), done.status().message());
+  const CodeTool& tool = done->tool;
+  std::cerr << PastTense(action) << " " << o.id << " (" << tool.endpoint << "/" << tool.proposal.name << " version "
+            << tool.version << ")";
+  if (done->superseded) {
+    std::cerr << "; it supersedes " << done->superseded->id << " (version " << done->superseded->version << ")";
   }
-  tool = *got;
-  StatusOr<bool> admin = IsAdminUser(config, *policy, o.actor);
-  if (!admin.ok()) return deny(kStoreError, "cannot check whether " + o.actor + " is an admin: " + admin.status().message());
-  if (!*admin) return deny(kDenied, o.actor + " is not an admin: only an admin may " + verb + " code tools");
-  if (action != Action::kRevoke && tool->proposer == o.actor) {
-    return deny(kDenied, o.actor + " proposed " + o.id + " and may not " + verb + " it (someone else must)");
-  }
-  const State wanted = action == Action::kRevoke ? State::kApproved : State::kProposed;
-  if (tool->state != wanted) {
-    return deny(kUsage, o.id + " is " + codetools::StateName(tool->state) + "; only " +
-                            (action == Action::kRevoke ? "an approved" : "a proposed") + " version can be " +
-                            PastTense(action));
-  }
-  if (action == Action::kApprove && !tool->intact) {
-    return deny(kDenied, o.id + ": its stored fields no longer match its hash (edited in the database); "
-                               "it cannot be approved");
-  }
-  if (action == Action::kApprove && !o.definer.empty() && policy->FindRole(o.definer) == nullptr) {
-    return deny(kUsage, "--definer " + o.definer + ": no such role");
-  }
-  std::optional<CodeTool> superseded;
-  if (action == Action::kApprove) {
-    StatusOr<std::optional<CodeTool>> sibling = ApprovedSibling(store, *tool);
-    if (!sibling.ok()) return Fail(kStoreError, sibling.status().message());
-    superseded = *sibling;
-  }
-
-  if (Status st = event("allowed", o.reason); !st.ok()) {
-    return Fail(kStoreError, "cannot write the audit log (" + st.message() + "); refusing to " + verb);
-  }
-  Status st;
-  switch (action) {
-    case Action::kApprove:
-      st = store.Approve(o.id, o.actor,
-                         {.allow_write = o.allow_write,
-                          .run_as_definer = !o.definer.empty(),
-                          .definer_role = o.definer,
-                          .reason = o.reason});
-      break;
-    case Action::kReject:
-      st = store.Reject(o.id, o.actor, o.reason);
-      break;
-    default:
-      st = store.Revoke(o.id, o.actor, o.reason);
-      break;
-  }
-  if (!st.ok()) {
-    // Changed by someone else since it was read: on record as not done.
-    (void)event("failed", st.message());
-    return Fail(ExitCodeOf(st), st.message());
-  }
-  std::cerr << PastTense(action) << " " << o.id << " (" << tool->endpoint << "/"
-            << tool->proposal.name << " version " << tool->version << ")";
-  if (superseded) std::cerr << "; it supersedes " << superseded->id << " (version " << superseded->version << ")";
   std::cerr << "\n";
   return kOk;
 }
@@ -324,7 +221,7 @@ int Run(const ToolsOptions& o, Action action) {
       if (!list.ok()) return Fail(kStoreError, list.status().message());
       if (o.json) {
         json j = json::array();
-        for (const CodeTool& t : *list) j.push_back(ToJson(t, /*with_code=*/false));
+        for (const CodeTool& t : *list) j.push_back(admin::ToJson(t, /*with_code=*/false));
         std::cout << Dump(j, 2) << std::endl;
       } else {
         PrintList(*list);
@@ -337,13 +234,13 @@ int Run(const ToolsOptions& o, Action action) {
       if (!t.ok()) return Fail(ExitCodeOf(t.status()), t.status().message());
       if (action == Action::kShow) {
         if (o.json) {
-          std::cout << Dump(ToJson(*t, /*with_code=*/true), 2) << std::endl;
+          std::cout << Dump(admin::ToJson(*t, /*with_code=*/true), 2) << std::endl;
         } else {
           PrintShow(*t);
         }
         return kOk;
       }
-      StatusOr<std::optional<CodeTool>> from = ApprovedSibling(**store, *t);
+      StatusOr<std::optional<CodeTool>> from = admin::ApprovedSibling(**store, *t);
       if (!from.ok()) return Fail(kStoreError, from.status().message());
       std::cout << codetools::DiffVersions(*from ? &**from : nullptr, *t);
       return kOk;

@@ -122,7 +122,7 @@ TEST_F(CliAuditTest, KeyCreateAndRevokeAreRecordedWithoutTheSecret) {
   EXPECT_EQ(raw.out.find(secret.substr(4)), std::string::npos);
   json rows = json::parse(raw.out);
   ASSERT_EQ(rows.size(), 2u) << rows.dump(2);
-  const json detail = {{"user", "erin"}, {"role", "viewer"}, {"name", "laptop"}};
+  const json detail = {{"user", "erin"}, {"role", "viewer"}, {"name", "laptop"}, {"via", "cli"}};
   EXPECT_EQ(rows[0]["type"], "event");
   EXPECT_EQ(rows[0]["kind"], "key_create");
   EXPECT_EQ(rows[0]["actor"], "alice");
