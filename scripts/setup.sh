@@ -20,6 +20,8 @@ DEB_PACKAGES=(
   bubblewrap hyperfine
   # misc used by tests
   iproute2 procps util-linux
+  # the operators' console's browser tests (npm playwright-core drives it)
+  chromium
 )
 
 need=()

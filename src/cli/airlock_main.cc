@@ -69,6 +69,7 @@ int main(int argc, char** argv) {
 
   Subcommand tools_cmd = AddToolsCommand(app);
   Subcommand audit_cmd = AddAuditCommand(app);
+  Subcommand live_cmd = AddLiveCommand(app);
 
   int channel_fd = -1;
   std::string runner_config;
@@ -89,6 +90,7 @@ int main(int argc, char** argv) {
   }
   if (*tools_cmd.app) return tools_cmd.run();
   if (*audit_cmd.app) return audit_cmd.run();
+  if (*live_cmd.app) return live_cmd.run();
   if (*doctor) return DoctorCommand(json);
   if (*languages) return LanguagesCommand(json);
   if (*selftest) return SelftestCommand(json);

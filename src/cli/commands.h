@@ -61,6 +61,8 @@ struct Subcommand {
 Subcommand AddToolsCommand(CLI::App& parent);
 // `airlock audit [--since] [--user] [--run ID] [--json]`, `airlock audit verify`.
 Subcommand AddAuditCommand(CLI::App& parent);
+// `airlock live`: runs in flight on a running server, health, cancel (live_command.cc).
+Subcommand AddLiveCommand(CLI::App& parent);
 
 int RunCommand(const RunOptions& options);
 int KeysCommand(const KeysOptions& options);

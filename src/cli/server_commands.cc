@@ -199,9 +199,36 @@ int ServeCommand(const ServeOptions& options) {
   // The operators' console (docs/console.md): only with per-person keys,
   // since only an admin role's key signs in.
   std::unique_ptr<console::ConsoleHttp> operator_console;
-  if (keys) {
-    operator_console = std::make_unique<console::ConsoleHttp>(console::ConsoleDeps{
-        .authenticate = http->authenticate, .policy = &*policy, .runs = &runs, .audit = audit_log->get(), .tls = false});
+  if (keys && cfg->server.http.console_enabled) {
+    console::ConsoleSessionOptions co;
+    co.cookie_path = cfg->server.http.console_path;
+    co.lifetime = std::chrono::seconds(cfg->server.http.console_idle_timeout_s);
+    co.max_lifetime = std::chrono::seconds(cfg->server.http.console_max_lifetime_s);
+    console::ConsoleDeps deps{
+        .authenticate = http->authenticate,
+        .key_active = [k = keys.get()](std::string_view id) { return k->IsActive(std::string(id)); },
+        .policy = &*policy,
+        .runs = &runs,
+        .audit = audit_log->get(),
+        .code_tools = code_tools->get(),
+        .keys = keys.get(),
+        .runner_health = [&client] { return client.Health(); },
+        .connector_health =
+            [g = gw->get()] {
+              nlohmann::json list = nlohmann::json::array();
+              for (const std::string& name : g->connector_names()) {
+                if (const gateway::Connector* c = g->connector(name)) list.push_back(c->Health());
+              }
+              return list;
+            },
+        .session_stats =
+            [r = session_registry.get(), &cfg]() -> nlohmann::json {
+              if (r == nullptr) return {{"enabled", false}, {"open", 0}};
+              return {{"enabled", true}, {"open", r->open_count()}, {"max_total", r->max_total()},
+                      {"max_per_caller", cfg->sessions.max_per_caller}};
+            },
+        .tls = false};
+    operator_console = std::make_unique<console::ConsoleHttp>(std::move(deps), co);
     http->console = [c = operator_console.get()](const httplib::Request& req, httplib::Response& res) {
       c->Handle(req, res);
     };
@@ -219,6 +246,8 @@ int ServeCommand(const ServeOptions& options) {
   std::cerr << "\n"
             << (http->bearer_token.empty() ? "" : "clients must send: Authorization: Bearer <token from the token file>\n")
             << (keys ? "clients must send: Authorization: Bearer <an API key from `airlock keys create`>\n" : "")
+            << (operator_console ? "operators' console (admin API keys): " + transport.url(operator_console->prefix()) + "/\n"
+                                 : "")
             << "For MCP clients that launch servers over stdio, use:\n"
             << "  {\"mcpServers\": {\"airlock\": {\"command\": \"" << self << "\", \"args\": [\"serve\"]}}}\n"
             << "Press Ctrl-C to stop." << std::endl;

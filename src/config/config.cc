@@ -104,9 +104,24 @@ class ObjectReader {
 
 constexpr uint64_t kU64Max = std::numeric_limits<uint64_t>::max();
 
+Status ReadConsole(const ObjectReader& r, HttpConfig* c) {
+  AIRLOCK_RETURN_IF_ERROR(r.Check({"enabled", "path", "idle_timeout_s", "max_lifetime_s"}));
+  AIRLOCK_RETURN_IF_ERROR(r.Bool("enabled", &c->console_enabled));
+  AIRLOCK_RETURN_IF_ERROR(r.Str("path", &c->console_path));
+  const std::string& p = c->console_path;
+  bool ok = p.size() >= 2 && p.size() <= 33 && p[0] == '/';
+  for (size_t i = 1; ok && i < p.size(); ++i) {
+    ok = (p[i] >= 'a' && p[i] <= 'z') || (p[i] >= '0' && p[i] <= '9') || p[i] == '_' || p[i] == '-';
+  }
+  if (!ok) return InvalidArgument(r.PathOf("path") + ": expected \"/\" and 1-32 of [a-z0-9_-], e.g. \"/console\"");
+  AIRLOCK_RETURN_IF_ERROR(r.U64("idle_timeout_s", &c->console_idle_timeout_s, 60, 86400));
+  AIRLOCK_RETURN_IF_ERROR(r.U64("max_lifetime_s", &c->console_max_lifetime_s, 60, 7 * 86400));
+  return OkStatus();
+}
+
 Status ReadHttp(const ObjectReader& r, HttpConfig* c) {
   AIRLOCK_RETURN_IF_ERROR(r.Check({"listen", "allowed_origins", "allowed_hosts", "token_file", "keys_file",
-                                   "session_idle_timeout_s", "threads", "max_sessions"}));
+                                   "session_idle_timeout_s", "threads", "max_sessions", "console"}));
   AIRLOCK_RETURN_IF_ERROR(r.Str("listen", &c->listen));
   if (r.Has("listen")) {
     std::string host;
@@ -121,7 +136,7 @@ Status ReadHttp(const ObjectReader& r, HttpConfig* c) {
   AIRLOCK_RETURN_IF_ERROR(r.U64("session_idle_timeout_s", &c->session_idle_timeout_s, 1, 7 * 86400));
   AIRLOCK_RETURN_IF_ERROR(r.Int("threads", &c->threads, 2, 1024));
   AIRLOCK_RETURN_IF_ERROR(r.U64("max_sessions", &c->max_sessions, 1, 1000000));
-  return OkStatus();
+  return ReadConsole(r.Child("console"), c);
 }
 
 Status ReadServer(const ObjectReader& r, ServerConfig* c) {
@@ -301,7 +316,12 @@ json ConfigToJson(const Config& c) {
           {"keys_file", h.keys_file.empty() ? json(nullptr) : json(h.keys_file)},
           {"session_idle_timeout_s", h.session_idle_timeout_s},
           {"threads", h.threads},
-          {"max_sessions", h.max_sessions}}},
+          {"max_sessions", h.max_sessions},
+          {"console",
+           {{"enabled", h.console_enabled},
+            {"path", h.console_path},
+            {"idle_timeout_s", h.console_idle_timeout_s},
+            {"max_lifetime_s", h.console_max_lifetime_s}}}}},
         {"max_message_bytes", c.server.max_message_bytes},
         {"max_concurrent_runs", c.server.max_concurrent_runs},
         {"max_queued_runs", c.server.max_queued_runs},
@@ -370,6 +390,11 @@ json ConfigSchemaDoc() {
       {"server.http.session_idle_timeout_s", "integer", "Sessions idle this long are ended."},
       {"server.http.threads", "integer", "HTTP worker threads; each open connection or SSE stream holds one."},
       {"server.http.max_sessions", "integer", "Most concurrent HTTP sessions; initialize beyond it gets 503."},
+      {"server.http.console.enabled", "boolean",
+       "Serve the operators' console (docs/console.md); it is on only when keys_file is set."},
+      {"server.http.console.path", "string", "Where the console is served (\"/\" + [a-z0-9_-]{1,32})."},
+      {"server.http.console.idle_timeout_s", "integer", "A console sign-in ends this long after its last use."},
+      {"server.http.console.max_lifetime_s", "integer", "... and this long after it began, used or not."},
       {"server.max_message_bytes", "integer", "Largest JSON-RPC message (stdio line or POST body)."},
       {"server.max_concurrent_runs", "integer", "Runs executing at once; 0 = number of cores."},
       {"server.max_queued_runs", "integer", "Runs waiting for a slot; beyond it calls fail fast as busy."},

@@ -37,6 +37,12 @@ struct HttpConfig {
   uint64_t session_idle_timeout_s = 3600;
   int threads = 32;  // HTTP worker threads (one per open connection/stream)
   uint64_t max_sessions = 1024;
+  // The operators' console (docs/console.md): on when keys_file is set
+  // (only an admin role's API key signs in) and `console_enabled`.
+  bool console_enabled = true;
+  std::string console_path = "/console";  // "/" + [a-z0-9_-]{1,32}
+  uint64_t console_idle_timeout_s = 900;  // a console sign-in ends this long after its last use
+  uint64_t console_max_lifetime_s = 8 * 3600;  // ... and this long after it began, used or not
 };
 
 struct ServerConfig {

@@ -1,21 +1,27 @@
 // The operators' console's HTTP side (issue 18, docs/console.md): served by
-// `airlock serve --http` under /console, only to callers whose API key has
-// an admin role. This is its first slice: signing in and out, who am I,
-// and the live runs (list, cancel). Pages and the other APIs come next.
+// `airlock serve --http` under a configurable prefix (default /console),
+// only to callers whose API key has an admin role.
 //
-//   POST /console/api/signin   Authorization: Bearer <admin API key>
-//        -> 200 {user, role, csrf, expires_at} + Set-Cookie (HttpOnly,
-//           SameSite=Strict, Secure over TLS); 401 no/bad key; 403 not admin
-//   GET  /console/api/whoami   (cookie) -> {user, role, csrf, expires_at}
-//   POST /console/api/signout  (cookie + X-CSRF-Token) -> 204
-//   GET  /console/api/live     (cookie) -> {runs: [RunInFlight...]}
-//   POST /console/api/live/cancel {run_id}  (cookie + X-CSRF-Token) -> 200 | 404
-// Every answer carries a strict Content-Security-Policy, X-Frame-Options
-// DENY, nosniff, no referrer and Cache-Control: no-store. A state-changing
-// request whose Origin is not this server's own, or whose Sec-Fetch-Site
-// is cross-site, gets 403; a missing or wrong CSRF token 403; no console
-// session 401. Sign-ins (granted and refused), sign-outs, cancels and
-// every refusal of a state change are audit events (kind "console_*").
+//   <prefix>/                 the page (index.html); <prefix>/assets/<file> its
+//                             modules and stylesheet, compiled in (static_assets.h)
+//   <prefix>/api/...          the JSON API the page uses:
+//     POST signin (Authorization: Bearer <admin key>)  GET whoami  POST signout
+//     GET tools[?state=&endpoint=]  GET tools/ID  POST tools/ID/{approve,reject,revoke}
+//     GET audit?since=&until=&user=&endpoint=&language=&status=&run_id=&type=&limit=
+//     GET audit/runs/RUN_ID  GET audit/verify
+//     GET keys  POST keys  POST keys/ID/revoke
+//     GET live  POST live/cancel
+//
+// The rules are the CLI's (admin/code_tool_review.h, admin/key_admin.h,
+// audit/audit_filters.h): the console is one more way to call them.
+// Every answer carries a strict Content-Security-Policy (no inline script),
+// X-Frame-Options DENY, nosniff, no referrer and Cache-Control: no-store.
+// A state-changing request whose Origin is not this server's own, or whose
+// Sec-Fetch-Site is cross-site, gets 403; a missing or wrong CSRF token
+// 403; no console session 401; a session whose API key was revoked ends on
+// its next request (401). Sign-ins (granted and refused), sign-outs,
+// cancels, every refusal of a state change and every admin action are
+// audit events.
 #ifndef AIRLOCK_CONSOLE_CONSOLE_HTTP_H_
 #define AIRLOCK_CONSOLE_CONSOLE_HTTP_H_
 
@@ -23,8 +29,13 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "audit/audit_log.h"
+#include "auth/key_store.h"
+#include "codetools/code_tool_store.h"
 #include "console/console_sessions.h"
 #include "governance/policy.h"
 #include "mcp/run_tracker.h"
@@ -36,27 +47,48 @@ struct Response;
 
 namespace airlock::console {
 
+// What the console reads and changes. Null members turn their pages' APIs
+// into 503 "not available on this server".
 struct ConsoleDeps {
   // The identity of an API key (auth::KeyStore::Authenticate); nullopt: unknown or revoked.
   std::function<std::optional<governance::Caller>(std::string_view token)> authenticate;
+  // Whether the key a console session signed in with is still active
+  // (auth::KeyStore::IsActive); unset: always.
+  std::function<bool(std::string_view key_id)> key_active;
   const governance::Policy* policy = nullptr;  // which roles are admin roles
   mcp::RunTracker* runs = nullptr;
-  audit::AuditLog* audit = nullptr;  // may be null
-  bool tls = false;                  // cookies get Secure
+  audit::AuditLog* audit = nullptr;
+  codetools::CodeToolStore* code_tools = nullptr;
+  auth::KeyStore* keys = nullptr;
+  // The live page's health panels (each may be unset).
+  std::function<nlohmann::json()> runner_health;     // runner::RunnerClient::Health()
+  std::function<nlohmann::json()> connector_health;  // [gateway::Connector::Health()...]
+  std::function<nlohmann::json()> session_stats;     // {"open": n, ...}
+  bool tls = false;                                  // cookies get Secure
 };
 
 class ConsoleHttp {
  public:
+  // options.cookie_path is also the prefix served ("/console").
   ConsoleHttp(ConsoleDeps deps, ConsoleSessionOptions options = {});
 
-  // The path prefix it serves.
-  static constexpr std::string_view kPrefix = "/console";
-  // Handles every request under kPrefix (the caller has checked Host).
+  // Handles every request under the prefix (the caller has checked Host).
   void Handle(const httplib::Request& req, httplib::Response& res);
 
   ConsoleSessions& sessions() { return sessions_; }
+  const std::string& prefix() const { return prefix_; }
 
  private:
+  // One signed-in API request.
+  struct Call {
+    const httplib::Request& req;
+    httplib::Response& res;
+    const ConsoleSession& session;
+    const std::vector<std::string>& path;  // the segments after api/
+  };
+
+  void ServePage(const httplib::Request& req, httplib::Response& res, std::string_view rest);
+  void Api(const httplib::Request& req, httplib::Response& res, std::string_view api_path);
   void SignIn(const httplib::Request& req, httplib::Response& res);
   // The signed-in session of `req`, or nullopt after writing 401.
   std::optional<ConsoleSession> Session(const httplib::Request& req, httplib::Response& res);
@@ -65,7 +97,22 @@ class ConsoleHttp {
   void Audit(const std::string& kind, const std::string& actor, const std::string& target,
              const nlohmann::json& detail);
 
+  // The pages' APIs, one file each (console_api_*.cc).
+  void WhoAmI(const Call& c);
+  void Tools(const Call& c);
+  void ToolDetail(const Call& c);
+  void ToolVerdict(const Call& c);
+  void AuditRows(const Call& c);
+  void AuditRun(const Call& c);
+  void AuditVerify(const Call& c);
+  void Keys(const Call& c);
+  void CreateKey(const Call& c);
+  void RevokeKey(const Call& c);
+  void Live(const Call& c);
+  void CancelRun(const Call& c);
+
   const ConsoleDeps deps_;
+  const std::string prefix_;
   ConsoleSessions sessions_;
 };
 

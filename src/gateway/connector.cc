@@ -63,6 +63,18 @@ bool Connector::connected() const {
   return client_ != nullptr && !client_->closed();
 }
 
+nlohmann::json Connector::Health() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const bool up = client_ != nullptr && !client_->closed();
+  return {{"name", config_.name},
+          {"transport", config_.transport == TransportKind::kHttp ? "http" : "stdio"},
+          {"trusted", config_.trusted},
+          {"connected", up},
+          {"connects", connect_count_.load()},
+          {"tools", tools_ ? nlohmann::json(tools_->size()) : nlohmann::json(nullptr)},
+          {"error", up || last_error_.ok() ? std::string() : last_error_.message()}};
+}
+
 StatusOr<std::vector<ToolInfo>> Connector::ListAll(McpClient& client, CancelToken* cancel,
                                                    Clock::time_point deadline) {
   std::vector<ToolInfo> tools;

@@ -91,6 +91,10 @@ class Connector {
                                     std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
 
   bool connected() const;
+  // For operators: {name, transport, trusted, connected, connects, tools
+  // (the cached count, or null if never listed), error (the last failure)}.
+  // Never connects or blocks on the server.
+  nlohmann::json Health() const;
   // Successful connections so far (1 after the first, +1 per restart).
   int connect_count() const { return connect_count_.load(); }
   // Bumps whenever the cached tool list is replaced.

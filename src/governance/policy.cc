@@ -247,6 +247,12 @@ StatusOr<Policy> Policy::FromJson(const json& roles, const json& endpoints, cons
   return p;
 }
 
+std::vector<std::string> Policy::role_names() const {
+  std::vector<std::string> names;
+  for (const auto& [name, role] : roles_) names.push_back(name);
+  return names;
+}
+
 const Role* Policy::FindRole(const std::string& name) const {
   auto it = roles_.find(name);
   return it == roles_.end() ? nullptr : &it->second;

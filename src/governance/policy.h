@@ -121,6 +121,8 @@ class Policy {
   // nullptr if undefined.
   const Role* FindRole(const std::string& name) const;
   const Endpoint* FindEndpoint(const std::string& name) const;
+  // Every role name, sorted.
+  std::vector<std::string> role_names() const;
   const std::vector<Endpoint>& endpoints() const { return endpoints_; }
   // The endpoint stdio serves when none is named: "default" if it exists,
   // else the only one; nullptr if ambiguous.

@@ -186,6 +186,7 @@ StatusOr<HttpOptions> HttpOptionsFromConfig(const config::Config& config) {
   o.threads = h.threads;
   o.max_body_bytes = config.server.max_message_bytes;
   o.max_sessions = h.max_sessions;
+  o.console_path = h.console_path;
   if (!h.token_file.empty()) {
     AIRLOCK_ASSIGN_OR_RETURN(o.bearer_token, ReadTokenFile(h.token_file));
   }
@@ -283,20 +284,24 @@ void HttpTransport::Install() {
   }
   if (options_.console) {
     auto console = [this](const httplib::Request& req, httplib::Response& res) { options_.console(req, res); };
-    http_->Get(R"(/console(/.*)?)", console);
-    http_->Post(R"(/console(/.*)?)", console);
+    // console_path is "/" + [a-z0-9_-]+ (checked by the config): no regex metacharacters.
+    const std::string pattern = options_.console_path + "(/.*)?";
+    http_->Get(pattern, console);
+    http_->Post(pattern, console);
   }
 }
 
 namespace {
 
-bool IsConsolePath(const std::string& path) { return path == "/console" || path.rfind("/console/", 0) == 0; }
+bool IsConsolePath(const std::string& path, const std::string& prefix) {
+  return path == prefix || path.rfind(prefix + "/", 0) == 0;
+}
 
 }  // namespace
 
 // Runs before the body is read, so rejected requests never upload it.
 bool HttpTransport::PreCheck(const httplib::Request& req, httplib::Response& res) {
-  if (options_.console && IsConsolePath(req.path)) {
+  if (options_.console && IsConsolePath(req.path, options_.console_path)) {
     // The console authenticates on its own (admin keys, then a cookie);
     // DNS rebinding is refused here as for the MCP endpoints.
     if (req.has_header("Host") &&

@@ -72,9 +72,10 @@ struct HttpOptions {
   uint64_t max_body_bytes = 4u << 20;
   uint64_t max_sessions = 1024;
   int heartbeat_ms = 1000;  // write interval while a call runs
-  // Serves every request under /console (the operators' console,
-  // console/console_http.h) after the Host check; unset: /console is 404.
+  // Serves every request under console_path (the operators' console,
+  // console/console_http.h) after the Host check; unset: it is 404.
   std::function<void(const httplib::Request&, httplib::Response&)> console;
+  std::string console_path = "/console";  // "/" + [a-z0-9_-]+ (config server.http.console.path)
 };
 
 // Options from config.server (listen, http.*, max_message_bytes); reads the

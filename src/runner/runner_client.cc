@@ -98,6 +98,32 @@ pid_t RunnerClient::runner_pid() const {
   return runner_pid_;
 }
 
+Json RunnerClient::Health() {
+  Json out;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const bool up = state_ == State::kReady && !stopping_;
+    out = {{"up", up},
+           {"pid", up ? Json(runner_pid_) : Json(nullptr)},
+           {"starts", generation_},
+           {"restarts", generation_ > 0 ? generation_ - 1 : 0},
+           {"in_flight", in_flight_},
+           {"queued", queue_.size()},
+           {"max_concurrent", max_concurrent_},
+           {"max_queue", options_.max_queue},
+           {"error", up ? std::string() : last_error_}};
+  }
+  if (out["up"].get<bool>()) {
+    StatusOr<Json> reply = Query({{"type", "health"}}, options_.health_timeout);
+    if (reply.ok() && reply->contains("health") && (*reply)["health"].is_object()) {
+      out.update((*reply)["health"]);
+    } else if (!reply.ok()) {
+      out["error"] = reply.status().message();
+    }
+  }
+  return out;
+}
+
 void RunnerClient::EnsureStartedLocked() {
   if (state_ != State::kNotStarted || stopping_) return;
   state_ = State::kStarting;

@@ -58,6 +58,7 @@ struct RunnerClientOptions {
   std::chrono::milliseconds languages_timeout{10000};
   std::chrono::milliseconds languages_ttl{30000};  // cache of Languages()
   std::chrono::milliseconds session_timeout{60000};  // OpenSession/CloseSession until answered
+  std::chrono::milliseconds health_timeout{1000};   // Health() until the runner answers
   std::chrono::milliseconds restart_backoff_min{100};
   std::chrono::milliseconds restart_backoff_max{5000};
   size_t max_frame_bytes = kDefaultMaxFrameBytes;
@@ -94,6 +95,12 @@ class RunnerClient : public runtimes::CodeExecutor {
 
   // The current runner's pid, or -1 when none is up. For status and tests.
   pid_t runner_pid() const;
+
+  // For operators (the console's live page): {up, pid, starts, restarts,
+  // in_flight, queued, max_concurrent, max_queue, error} from this side,
+  // plus the runner's own Health() (pool, sessions) when it answers within
+  // options.health_timeout. Never starts a runner or waits for one to start.
+  nlohmann::json Health() override;
 
  private:
   struct Connection;  // a live channel to one runner

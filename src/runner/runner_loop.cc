@@ -221,6 +221,14 @@ void RunnerLoop::Dispatch(const Json& message) {
       reply = it->second;
     }
     reply(frame->get<std::string>());  // queues; never blocks on the program
+  } else if (type == "health") {
+    Json health = Json::object();
+    try {
+      health = executor_.Health();
+    } catch (...) {
+      Log("the executor failed to report its health");
+    }
+    Send({{"type", "health"}, {"id", id}, {"health", std::move(health)}});
   } else if (type == "ping") {
     Send({{"type", "pong"}, {"id", id}});
   } else {

@@ -13,6 +13,8 @@
 #include "runtimes/bridge.h"
 #include "runtimes/run_types.h"
 
+#include <nlohmann/json.hpp>
+
 namespace airlock::runtimes {
 
 class CodeExecutor {
@@ -49,6 +51,11 @@ class CodeExecutor {
   }
   // Destroys the session's jail (nothing is left). NotFound if unknown.
   virtual Status CloseSession(const std::string& id) { return NotFound("no such session"); }
+
+  // What an operator wants to see of this executor (the console's live
+  // page): e.g. {"pool": {hits, misses, ...} | null, "sessions": n}. Cheap;
+  // never blocks on a run.
+  virtual nlohmann::json Health() { return nlohmann::json::object(); }
 };
 
 }  // namespace airlock::runtimes

@@ -493,6 +493,22 @@ Status LocalExecutor::OpenSession(const SessionSpec& spec) {
   return OkStatus();
 }
 
+nlohmann::json LocalExecutor::Health() {
+  nlohmann::json pool = nullptr;
+  if (pool_) {
+    const JailPool::Stats st = pool_->stats();
+    pool = {{"hits", st.hits},       {"misses", st.misses},   {"created", st.created},
+            {"create_failures", st.create_failures}, {"discarded", st.discarded},
+            {"ready", st.ready},     {"pending", st.pending}};
+  }
+  size_t sessions = 0;
+  {
+    std::lock_guard<std::mutex> lock(sessions_mu_);
+    sessions = sessions_.size();
+  }
+  return {{"pool", std::move(pool)}, {"sessions", sessions}};
+}
+
 Status LocalExecutor::CloseSession(const std::string& id) {
   std::shared_ptr<SandboxSession> session;
   {

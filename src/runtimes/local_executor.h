@@ -55,6 +55,8 @@ class LocalExecutor : public CodeExecutor {
   // interpreter running; at most max_sessions at once (ResourceExhausted).
   Status OpenSession(const SessionSpec& spec) override;
   Status CloseSession(const std::string& id) override;
+  // {"pool": JailPool::Stats or null, "sessions": open sessions}.
+  nlohmann::json Health() override;
   size_t session_count();
 
   const LanguageSpec* Find(const std::string& name, bool code_mode = false,

@@ -1,7 +1,7 @@
 // The attacker programs of the containment suite, embedded at build time.
 //
 // Every file of src/selftest/attacks/ is compiled into the binary (see
-// embed_attacks.cmake), so `airlock selftest` works without the source tree.
+// cmake/embed_dir.cmake), so `airlock selftest` works without the source tree.
 // Names are file names such as "net_tcp4.py"; contents still hold their
 // @PLACEHOLDER@s (see containment_suite.h).
 #ifndef AIRLOCK_SELFTEST_ATTACK_FILES_H_

@@ -199,6 +199,11 @@ Status SessionRegistry::Close(const std::string& owner, const std::string& id) {
   return st.code() == StatusCode::kNotFound ? OkStatus() : st;
 }
 
+size_t SessionRegistry::open_count() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return sessions_.size();
+}
+
 std::vector<SessionInfo> SessionRegistry::List(const std::string& owner) {
   std::vector<SessionInfo> out;
   std::lock_guard<std::mutex> lock(mu_);

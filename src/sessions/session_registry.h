@@ -96,6 +96,8 @@ class SessionRegistry {
 
   const config::SessionsConfig& config() const { return config_; }
   uint64_t max_total() const { return max_total_; }
+  // Sessions open now, of every caller (for operators).
+  size_t open_count();
 
   // Closes what has expired by `now_ms`; returns how many. The background
   // thread calls it every second; tests may call it directly.
