@@ -62,7 +62,7 @@ struct RunnerClient::Pending {
   uint64_t generation = 0;
   bool admitted = false;  // holds a concurrency slot
   std::deque<RunPhase> progress;
-  std::optional<Json> reply;            // "result", "languages" or "pong" frame
+  std::optional<Json> reply;            // "result", "languages", "pong", "session" or "health" frame
   std::optional<std::string> failure;   // the runner went away
 
   // Code mode: the run's bridge handler, called by the read loop. Cleared
@@ -309,7 +309,8 @@ void RunnerClient::ReadLoop(const std::shared_ptr<Connection>& conn) {
       if (phase_it != m.end() && phase_it->is_string()) {
         if (auto phase = PhaseFromName(phase_it->get<std::string>())) p.progress.push_back(*phase);
       }
-    } else if (type == "result" || type == "languages" || type == "pong" || type == "session") {
+    } else if (type == "result" || type == "languages" || type == "pong" || type == "session" ||
+               type == "health") {
       p.reply = std::move(m);
     } else {
       continue;

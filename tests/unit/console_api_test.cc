@@ -16,6 +16,7 @@
 #include "auth/key_store.h"
 #include "codetools/code_tool_store.h"
 #include "console/console_http.h"
+#include "cli_run_util.h"
 #include "console/static_assets.h"
 #include "mcp/http_transport.h"
 #include "mcp/server.h"
@@ -354,6 +355,36 @@ TEST_F(ConsoleApiTest, ThePageIsCompiledInAndServedUnderThePrefix) {
       EXPECT_EQ(a.content.find(sink), std::string_view::npos) << a.name << " uses " << sink;
     }
   }
+}
+
+// `airlock live` is the live page from a shell: the same API, the same rules.
+TEST_F(ConsoleApiTest, TheCliSeesAndCancelsWhatTheLivePageDoes) {
+  executor_.handler = mcp::testing::FakeExecutor::BlockUntilCancelled;
+  auto [session, call] = mcp::testing::StartRunCode(
+      *server_, governance::Caller{.user = "carol", .role = "admin", .auth = "api_key"},
+      {{"language", "python"}, {"code", "while True: pass"}});
+  ASSERT_TRUE(executor_.WaitRunning(1));
+
+  const std::string url = " --url http://127.0.0.1:" + std::to_string(http_->port()) + "/console";
+  const std::string bin = std::string(AIRLOCK_BINARY_DIR) + "/airlock live";
+  testing::CliOutcome listed = testing::RunCommandLine("AIRLOCK_API_KEY=" + alice_ + " " + bin + url + " --json");
+  ASSERT_EQ(listed.rc, 0) << listed.out;
+  const json live = listed.result();
+  ASSERT_EQ(live["runs"].size(), 1u) << listed.out;
+  EXPECT_EQ(live["runs"][0]["user"], "carol");
+  EXPECT_EQ(live["runner"]["pool"]["ready"], 3);
+  const std::string run_id = live["runs"][0]["run_id"];
+
+  EXPECT_EQ(testing::RunCommandLine("AIRLOCK_API_KEY=" + bob_ + " " + bin + url + " 2>/dev/null").rc, 3)
+      << "not an admin key";
+  EXPECT_EQ(testing::RunCommandLine("AIRLOCK_API_KEY=" + alice_ + " " + bin + url + " --cancel r_nope 2>/dev/null").rc, 4);
+  testing::CliOutcome cancelled =
+      testing::RunCommandLine("AIRLOCK_API_KEY=" + alice_ + " " + bin + url + " --cancel " + run_id + " 2>&1");
+  EXPECT_EQ(cancelled.rc, 0) << cancelled.out;
+  EXPECT_TRUE(executor_.WaitCancelled(1)) << "the CLI's cancel reached the run";
+  EXPECT_EQ(Events("console_cancel").size(), 2u);
+  EXPECT_EQ(Events("console_cancel").back().actor, "alice");
+  session->Close();
 }
 
 }  // namespace

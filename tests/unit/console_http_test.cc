@@ -168,15 +168,9 @@ TEST_F(ConsoleHttpTest, AnExpiredConsoleSessionIsRefused) {
 
 TEST_F(ConsoleHttpTest, TheLivePageListsARunAndCancelsIt) {
   executor_.handler = FakeExecutor::BlockUntilCancelled;
-  auto session = server_->NewSession(std::make_shared<mcp::testing::RecordingChannel>(),
-                                     governance::Caller{.user = "carol", .role = "admin", .auth = "api_key"});
-  auto init = std::make_shared<mcp::testing::RecordingChannel>();
-  session->HandleText(mcp::testing::InitializeRequest(1).dump(), init);
-  init->Wait();
-  session->HandleText(json{{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}}.dump(),
-                      std::make_shared<mcp::testing::RecordingChannel>());
-  auto call = std::make_shared<mcp::testing::RecordingChannel>();
-  session->HandleText(mcp::testing::RunCode(2, {{"language", "python"}, {"code", "while True: pass"}}).dump(), call);
+  auto [session, call] = mcp::testing::StartRunCode(
+      *server_, governance::Caller{.user = "carol", .role = "admin", .auth = "api_key"},
+      {{"language", "python"}, {"code", "while True: pass"}});
   ASSERT_TRUE(executor_.WaitRunning(1));
 
   auto [cookie, csrf] = SignIn();

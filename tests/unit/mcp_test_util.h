@@ -16,6 +16,7 @@
 
 #include "config/config.h"
 #include "mcp/reply_channel.h"
+#include "mcp/server.h"
 #include "runtimes/code_executor.h"
 
 namespace airlock::mcp::testing {
@@ -175,6 +176,22 @@ inline json RunCode(int id, json arguments, json meta = nullptr) {
   json params = {{"name", "run_code"}, {"arguments", std::move(arguments)}};
   if (!meta.is_null()) params["_meta"] = std::move(meta);
   return Request(id, "tools/call", std::move(params));
+}
+
+// An initialized session of `caller` on `server` with one run_code call sent
+// (its answer goes to the returned channel). The caller keeps the session
+// alive and closes it.
+inline std::pair<std::shared_ptr<Session>, std::shared_ptr<RecordingChannel>> StartRunCode(
+    McpServer& server, const governance::Caller& caller, json arguments) {
+  auto session = server.NewSession(std::make_shared<RecordingChannel>(), caller);
+  auto init = std::make_shared<RecordingChannel>();
+  session->HandleText(InitializeRequest(1).dump(), init);
+  init->Wait();
+  session->HandleText(json{{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}}.dump(),
+                      std::make_shared<RecordingChannel>());
+  auto call = std::make_shared<RecordingChannel>();
+  session->HandleText(RunCode(2, std::move(arguments)).dump(), call);
+  return {session, call};
 }
 
 }  // namespace airlock::mcp::testing

@@ -18,7 +18,7 @@ const FILTERS = [
   ['status', 'status', 'status', 'SUCCESS, ERROR, DENIED…'],
   ['run_id', 'run', 'run id', 'r_…'],
   ['type', 'type', 'type', ''],
-  ['limit', 'limit', 'limit', '100'],
+  ['limit', 'limit', 'limit', '200'],
 ];
 const STATUSES = ['SUCCESS', 'ERROR', 'TIMEOUT', 'LIMIT', 'DENIED', 'CANCELLED'];
 
