@@ -22,6 +22,8 @@ DEB_PACKAGES=(
   iproute2 procps util-linux
   # the operators' console's browser tests (npm playwright-core drives it)
   chromium
+  # a real Prometheus parser for the /metrics test
+  python3-prometheus-client
 )
 
 need=()

@@ -74,22 +74,31 @@ Status AuditLog::BeginRun(const std::string& run_id, const std::string& actor,
   return Event({.at = NowMs(), .kind = "run_start", .actor = actor, .target = run_id, .detail = detail});
 }
 
+Status AuditLog::Observed(const char* what, Status st) {
+  if (observer_.on_write) observer_.on_write(what, st.ok());
+  return Check(std::move(st));
+}
+
 Status AuditLog::EndRun(const RunRecord& run, const std::vector<CallRow>& calls) {
+  if (observer_.on_call) {
+    for (const CallRow& c : calls) observer_.on_call(c);
+  }
   if (!store_) return OkStatus();
-  return Check(store_->AppendRunWithCalls(run, calls));
+  return Observed("run", store_->AppendRunWithCalls(run, calls));
 }
 
 Status AuditLog::Event(const EventRow& event) {
   if (!store_) return OkStatus();
-  if (event.at != 0) return Check(store_->AppendEvent(event));
+  if (event.at != 0) return Observed("event", store_->AppendEvent(event));
   EventRow stamped = event;
   stamped.at = NowMs();
-  return Check(store_->AppendEvent(stamped));
+  return Observed("event", store_->AppendEvent(stamped));
 }
 
 Status AuditLog::Call(const CallRow& call) {
+  if (observer_.on_call) observer_.on_call(call);
   if (!store_) return OkStatus();
-  return Check(store_->AppendCall(call));
+  return Observed("call", store_->AppendCall(call));
 }
 
 Status AuditLog::Check(Status st) {

@@ -18,6 +18,7 @@
 #define AIRLOCK_AUDIT_AUDIT_LOG_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -58,10 +59,22 @@ class AuditLog {
 
   AuditStore* store() { return store_.get(); }  // null when disabled
 
+  // Watches what goes through the log, written or not (metrics): every
+  // write attempt with its outcome ("run", "event", "call"), and every
+  // bridged call of a run or a direct call. Set before the log is shared;
+  // called on the writing thread, so it must be quick.
+  struct Observer {
+    std::function<void(const char* what, bool ok)> on_write;
+    std::function<void(const CallRow& call)> on_call;
+  };
+  void SetObserver(Observer observer) { observer_ = std::move(observer); }
+
  private:
   // `st` itself when fail_closed; else OK, after a rate-limited warning.
   Status Check(Status st);
+  Status Observed(const char* what, Status st);
 
+  Observer observer_;
   std::unique_ptr<AuditStore> store_;
   const bool fail_closed_;
   bool degraded_ = false;

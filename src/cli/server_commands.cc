@@ -14,6 +14,7 @@
 #include "base/self_exe.h"
 #include "cli/commands.h"
 #include "cli/executor_factory.h"
+#include "cli/serve_metrics.h"
 #include "console/console_http.h"
 #include "sessions/session_registry.h"
 #include "codemode/settings.h"
@@ -86,6 +87,9 @@ int ServeCommand(const ServeOptions& options) {
   signal(SIGPIPE, SIG_IGN);
 
   runner::RunnerClient client(ro);
+  // Every run is counted and timed (/metrics); the servers run code only
+  // through this, which runs nothing itself.
+  ServeMetrics serve_metrics(client);
   if (Status st = client.Start(); !st.ok()) {
     std::cerr << "airlock: warning: the code runner is not available (" << st.message()
               << "); runs will fail with runner_unavailable until it starts\n";
@@ -123,10 +127,12 @@ int ServeCommand(const ServeOptions& options) {
   // One book of sessions for every endpoint (each caller sees only its own).
   std::unique_ptr<sessions::SessionRegistry> session_registry;
   if (cfg->sessions.enabled) {
-    session_registry = std::make_unique<sessions::SessionRegistry>(client, cfg->sessions, cfg->ResolvedMaxSessions(),
+    session_registry = std::make_unique<sessions::SessionRegistry>(serve_metrics.executor(), cfg->sessions, cfg->ResolvedMaxSessions(),
                                                                    audit_log->get());
   }
   mcp::RunTracker runs;  // every endpoint's calls in flight
+  (*audit_log)->SetObserver(serve_metrics.AuditObserver());
+  serve_metrics.Watch({.runs = &runs, .sessions = session_registry.get(), .gateway = gw->get()});
   std::map<std::string, std::unique_ptr<mcp::McpServer>> servers;  // endpoint path -> server
   auto make_server = [&](const governance::Endpoint& e) {
     mcp::ServerOptions so{.endpoint = e.name,
@@ -134,7 +140,7 @@ int ServeCommand(const ServeOptions& options) {
                           .audit = audit_log->get(),
                           .sessions = session_registry.get(),
                           .runs = &runs};
-    return std::make_unique<mcp::McpServer>(*cfg, client, gw->get(), so);
+    return std::make_unique<mcp::McpServer>(*cfg, serve_metrics.executor(), gw->get(), so);
   };
   if (options.http.empty()) {
     const governance::Endpoint* e =
@@ -181,6 +187,8 @@ int ServeCommand(const ServeOptions& options) {
     return 2;
   }
   http->token_role = policy->token_role();
+  http->metrics = [&serve_metrics] { return serve_metrics.registry().Render(); };
+  http->ready = [&serve_metrics] { return serve_metrics.Ready(); };
   http->anonymous_role = policy->anonymous_role();
   std::unique_ptr<auth::KeyStore> keys;
   if (!cfg->server.http.keys_file.empty()) {

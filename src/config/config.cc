@@ -121,7 +121,7 @@ Status ReadConsole(const ObjectReader& r, HttpConfig* c) {
 
 Status ReadHttp(const ObjectReader& r, HttpConfig* c) {
   AIRLOCK_RETURN_IF_ERROR(r.Check({"listen", "allowed_origins", "allowed_hosts", "token_file", "keys_file",
-                                   "session_idle_timeout_s", "threads", "max_sessions", "console"}));
+                                   "metrics_token_file", "session_idle_timeout_s", "threads", "max_sessions", "console"}));
   AIRLOCK_RETURN_IF_ERROR(r.Str("listen", &c->listen));
   if (r.Has("listen")) {
     std::string host;
@@ -133,6 +133,7 @@ Status ReadHttp(const ObjectReader& r, HttpConfig* c) {
   AIRLOCK_RETURN_IF_ERROR(r.StrList("allowed_hosts", &c->allowed_hosts));
   AIRLOCK_RETURN_IF_ERROR(r.Str("token_file", &c->token_file));
   AIRLOCK_RETURN_IF_ERROR(r.Str("keys_file", &c->keys_file));
+  AIRLOCK_RETURN_IF_ERROR(r.Str("metrics_token_file", &c->metrics_token_file));
   AIRLOCK_RETURN_IF_ERROR(r.U64("session_idle_timeout_s", &c->session_idle_timeout_s, 1, 7 * 86400));
   AIRLOCK_RETURN_IF_ERROR(r.Int("threads", &c->threads, 2, 1024));
   AIRLOCK_RETURN_IF_ERROR(r.U64("max_sessions", &c->max_sessions, 1, 1000000));
@@ -314,6 +315,7 @@ json ConfigToJson(const Config& c) {
           {"allowed_hosts", h.allowed_hosts},
           {"token_file", h.token_file.empty() ? json(nullptr) : json(h.token_file)},
           {"keys_file", h.keys_file.empty() ? json(nullptr) : json(h.keys_file)},
+          {"metrics_token_file", h.metrics_token_file.empty() ? json(nullptr) : json(h.metrics_token_file)},
           {"session_idle_timeout_s", h.session_idle_timeout_s},
           {"threads", h.threads},
           {"max_sessions", h.max_sessions},
@@ -387,6 +389,9 @@ json ConfigSchemaDoc() {
       {"server.http.keys_file", "string|null",
        "API key store managed with `airlock keys` (keys stored hashed); when set, every HTTP request needs "
        "Authorization: Bearer <an active key>; a revoked key is refused on its next request."},
+      {"server.http.metrics_token_file", "string|null",
+       "File holding a token that lets non-loopback clients read /metrics (Authorization: Bearer); "
+       "without it /metrics answers loopback clients only."},
       {"server.http.session_idle_timeout_s", "integer", "Sessions idle this long are ended."},
       {"server.http.threads", "integer", "HTTP worker threads; each open connection or SSE stream holds one."},
       {"server.http.max_sessions", "integer", "Most concurrent HTTP sessions; initialize beyond it gets 503."},

@@ -34,6 +34,9 @@ struct HttpConfig {
   std::vector<std::string> allowed_hosts;
   std::string token_file;  // empty: no bearer token required
   std::string keys_file;   // API key store (`airlock keys`); empty: no per-person keys
+  // A token that lets non-loopback clients read /metrics (Authorization:
+  // Bearer); empty: /metrics only for loopback clients.
+  std::string metrics_token_file;
   uint64_t session_idle_timeout_s = 3600;
   int threads = 32;  // HTTP worker threads (one per open connection/stream)
   uint64_t max_sessions = 1024;

@@ -190,6 +190,9 @@ StatusOr<HttpOptions> HttpOptionsFromConfig(const config::Config& config) {
   if (!h.token_file.empty()) {
     AIRLOCK_ASSIGN_OR_RETURN(o.bearer_token, ReadTokenFile(h.token_file));
   }
+  if (!h.metrics_token_file.empty()) {
+    AIRLOCK_ASSIGN_OR_RETURN(o.metrics_token, ReadTokenFile(h.metrics_token_file));
+  }
   return o;
 }
 
@@ -282,6 +285,30 @@ void HttpTransport::Install() {
     http_->Get(path, [this](const httplib::Request& req, httplib::Response& res) { HandleGet(req, res); });
     http_->Delete(path, [this](const httplib::Request& req, httplib::Response& res) { HandleDelete(req, res); });
   }
+  http_->Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
+    res.set_header("Cache-Control", "no-store");
+    res.set_content("ok\n", "text/plain");
+  });
+  http_->Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
+    const bool ready = !stopping_ && (!options_.ready || options_.ready());
+    res.status = ready ? 200 : 503;
+    res.set_header("Cache-Control", "no-store");
+    res.set_content(ready ? "ready\n" : "not ready\n", "text/plain");
+  });
+  if (options_.metrics) {
+    http_->Get("/metrics", [this](const httplib::Request& req, httplib::Response& res) {
+      const bool allowed =
+          IsLoopbackName(req.remote_addr) ||
+          (!options_.metrics_token.empty() && BearerMatches(req.get_header_value("Authorization"), options_.metrics_token));
+      res.set_header("Cache-Control", "no-store");
+      if (!allowed) {
+        res.status = 403;
+        res.set_content("metrics are served to loopback clients or with the metrics token\n", "text/plain");
+        return;
+      }
+      res.set_content(options_.metrics(), "text/plain; version=0.0.4; charset=utf-8");
+    });
+  }
   if (options_.console) {
     auto console = [this](const httplib::Request& req, httplib::Response& res) { options_.console(req, res); };
     // console_path is "/" + [a-z0-9_-]+ (checked by the config): no regex metacharacters.
@@ -301,6 +328,18 @@ bool IsConsolePath(const std::string& path, const std::string& prefix) {
 
 // Runs before the body is read, so rejected requests never upload it.
 bool HttpTransport::PreCheck(const httplib::Request& req, httplib::Response& res) {
+  if (req.path == "/healthz" || req.path == "/readyz" || (req.path == "/metrics" && options_.metrics)) {
+    if (req.has_header("Host") &&
+        !HostAllowed(req.get_header_value("Host"), IsLoopbackName(options_.host), options_.allowed_hosts)) {
+      Reject(res, 403, "Forbidden: Host not allowed", true);
+      return false;
+    }
+    if (req.method != "GET") {
+      Reject(res, 405, "Method Not Allowed: use GET", true);
+      return false;
+    }
+    return true;
+  }
   if (options_.console && IsConsolePath(req.path, options_.console_path)) {
     // The console authenticates on its own (admin keys, then a cookie);
     // DNS rebinding is refused here as for the MCP endpoints.

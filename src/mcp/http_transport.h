@@ -76,6 +76,15 @@ struct HttpOptions {
   // console/console_http.h) after the Host check; unset: it is 404.
   std::function<void(const httplib::Request&, httplib::Response&)> console;
   std::string console_path = "/console";  // "/" + [a-z0-9_-]+ (config server.http.console.path)
+  // Operations (docs/deploy.md), unauthenticated and telling nothing else:
+  // GET /healthz is 200 while the process serves; GET /readyz is 200 when
+  // `ready` says so (runner up, audit writable, pool warmed), else 503.
+  std::function<bool()> ready;
+  // GET /metrics: the Prometheus text `metrics` renders; only to loopback
+  // clients, or to anyone with `Authorization: Bearer <metrics_token>` when
+  // one is set. Unset: /metrics is 404.
+  std::function<std::string()> metrics;
+  std::string metrics_token;
 };
 
 // Options from config.server (listen, http.*, max_message_bytes); reads the

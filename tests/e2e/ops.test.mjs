@@ -1,0 +1,92 @@
+// Operating airlock (issue 19): /healthz and /readyz, and /metrics parsed by
+// a real Prometheus parser (Debian's python3-prometheus-client), with
+// counters that move when the official MCP SDK client makes real runs.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { after, before, describe, it } from 'node:test';
+
+import { connectHttp, runCode, startHttpServer } from './helpers.mjs';
+
+const PARSER = `
+import json, sys
+from prometheus_client.parser import text_string_to_metric_families
+out = {}
+for fam in text_string_to_metric_families(sys.stdin.read()):
+    out[fam.name] = {"type": fam.type, "samples": [[s.name, s.labels, s.value] for s in fam.samples]}
+print(json.dumps(out))
+`;
+
+// /metrics through the real parser: {family: {type, samples: [[name, labels, value]]}}.
+async function scrape(base) {
+  const res = await fetch(`${base}/metrics`);
+  assert.equal(res.status, 200);
+  assert.match(res.headers.get('content-type'), /^text\/plain; version=0\.0\.4/);
+  const text = await res.text();
+  const r = spawnSync('/usr/bin/python3', ['-c', PARSER], { input: text, encoding: 'utf8' });
+  assert.equal(r.status, 0, `the Prometheus parser rejected /metrics: ${r.stderr}\n${text}`);
+  return JSON.parse(r.stdout);
+}
+
+function sample(families, family, name, labels = {}) {
+  const f = families[family];
+  if (!f) return undefined;
+  const s = f.samples.find(([n, l]) => n === name && Object.entries(labels).every(([k, v]) => l[k] === v));
+  return s?.[2];
+}
+
+describe('operations: health, readiness, metrics', () => {
+  let server;
+  let base;
+  before(async () => {
+    server = await startHttpServer();
+    base = new URL(server.url).origin;
+  });
+  after(async () => { await server?.stop(); });
+
+  it('/healthz and /readyz answer without credentials and say nothing else', async () => {
+    const health = await fetch(`${base}/healthz`);
+    assert.equal(health.status, 200);
+    assert.equal((await health.text()).trim(), 'ok');
+    // Ready once the runner is up (and the pool has settled).
+    let ready;
+    for (let i = 0; i < 100; i++) {
+      ready = await fetch(`${base}/readyz`);
+      if (ready.status === 200) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    assert.equal(ready.status, 200);
+    assert.equal((await ready.text()).trim(), 'ready');
+    const post = await fetch(`${base}/healthz`, { method: 'POST' });
+    assert.notEqual(post.status, 200);
+  });
+
+  it('/metrics parses and its counters move with real runs', async () => {
+    const before = await scrape(base);
+    assert.equal(before.airlock_runs?.type, 'counter', Object.keys(before).join(' '));
+    const okBefore = sample(before, 'airlock_runs', 'airlock_runs_total', { language: 'python', status: 'ok' }) ?? 0;
+    const c = await connectHttp(server.url);
+    try {
+      for (let i = 0; i < 3; i++) {
+        const r = await runCode(c.client, { language: 'python', code: 'print(1)' });
+        assert.equal(r.structuredContent.status, 'ok', JSON.stringify(r.structuredContent));
+      }
+      const bad = await runCode(c.client, { language: 'python', code: 'import time\ntime.sleep(5)', timeout_ms: 300 });
+      assert.equal(bad.structuredContent.status, 'timeout');
+    } finally {
+      await c.close();
+    }
+    const now = await scrape(base);
+    assert.equal(sample(now, 'airlock_runs', 'airlock_runs_total', { language: 'python', tier: 'native', mode: 'run', status: 'ok' }),
+      okBefore + 3);
+    assert.equal(sample(now, 'airlock_runs', 'airlock_runs_total', { language: 'python', status: 'timeout' }), 1);
+    assert.equal(now.airlock_run_seconds?.type, 'histogram');
+    assert.ok(sample(now, 'airlock_run_seconds', 'airlock_run_seconds_count', { phase: 'total' }) >= 4);
+    assert.ok(sample(now, 'airlock_run_seconds', 'airlock_run_seconds_count', { phase: 'program' }) >= 3);
+    assert.equal(sample(now, 'airlock_runner_up', 'airlock_runner_up'), 1);
+    assert.ok(sample(now, 'airlock_process_resident_memory_bytes', 'airlock_process_resident_memory_bytes') > 1e6);
+    assert.ok((sample(now, 'airlock_audit_writes', 'airlock_audit_writes_total', { kind: 'run', result: 'ok' }) ?? 0) >= 4,
+      'every run is written to the audit log');
+    const hits = sample(now, 'airlock_pool_hits', 'airlock_pool_hits_total');
+    assert.ok(hits >= 1, `pooled runs are counted (hits ${hits})`);
+  });
+});
