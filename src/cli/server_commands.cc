@@ -14,6 +14,7 @@
 #include "base/self_exe.h"
 #include "cli/commands.h"
 #include "cli/executor_factory.h"
+#include "cli/graceful_stop.h"
 #include "cli/serve_metrics.h"
 #include "console/console_http.h"
 #include "sessions/session_registry.h"
@@ -235,7 +236,7 @@ int ServeCommand(const ServeOptions& options) {
               return {{"enabled", true}, {"open", r->open_count()}, {"max_total", r->max_total()},
                       {"max_per_caller", cfg->sessions.max_per_caller}};
             },
-        .tls = false};
+        .tls = cfg->server.http.console_https};
     operator_console = std::make_unique<console::ConsoleHttp>(std::move(deps), co);
     http->console = [c = operator_console.get()](const httplib::Request& req, httplib::Response& res) {
       c->Handle(req, res);
@@ -261,13 +262,17 @@ int ServeCommand(const ServeOptions& options) {
             << "Press Ctrl-C to stop." << std::endl;
   int sig = 0;
   sigwait(&stop, &sig);
-  std::cerr << "airlock: stopping\n";
-  transport.Stop();
-  client.Stop();
+  DrainAndStop(sig, transport, runs, client, std::chrono::seconds(cfg->server.shutdown_grace_s), &stop);
   return 0;
 }
 
 int RunnerCommand(int channel_fd, const std::string& config_path, bool allow_degraded) {
+  // The server decides when the runner stops (it closes the channel, and the
+  // runner cancels its runs); a Ctrl-C or a service manager's SIGTERM to
+  // the whole process group must not kill the runner under runs the server
+  // is still draining. PR_SET_PDEATHSIG still ends it with the server.
+  signal(SIGINT, SIG_IGN);
+  signal(SIGTERM, SIG_IGN);
   StatusOr<config::Config> cfg = LoadConfigOrDefault(config_path);
   if (!cfg.ok()) {
     std::cerr << "airlock runner: " << cfg.status().message() << "\n";

@@ -105,7 +105,8 @@ class ObjectReader {
 constexpr uint64_t kU64Max = std::numeric_limits<uint64_t>::max();
 
 Status ReadConsole(const ObjectReader& r, HttpConfig* c) {
-  AIRLOCK_RETURN_IF_ERROR(r.Check({"enabled", "path", "idle_timeout_s", "max_lifetime_s"}));
+  AIRLOCK_RETURN_IF_ERROR(r.Check({"enabled", "path", "idle_timeout_s", "max_lifetime_s", "https"}));
+  AIRLOCK_RETURN_IF_ERROR(r.Bool("https", &c->console_https));
   AIRLOCK_RETURN_IF_ERROR(r.Bool("enabled", &c->console_enabled));
   AIRLOCK_RETURN_IF_ERROR(r.Str("path", &c->console_path));
   const std::string& p = c->console_path;
@@ -142,12 +143,13 @@ Status ReadHttp(const ObjectReader& r, HttpConfig* c) {
 
 Status ReadServer(const ObjectReader& r, ServerConfig* c) {
   AIRLOCK_RETURN_IF_ERROR(
-      r.Check({"http", "max_message_bytes", "max_concurrent_runs", "max_queued_runs", "state_dir"}));
+      r.Check({"http", "max_message_bytes", "max_concurrent_runs", "max_queued_runs", "state_dir", "shutdown_grace_s"}));
   AIRLOCK_RETURN_IF_ERROR(r.Str("state_dir", &c->state_dir));
   AIRLOCK_RETURN_IF_ERROR(ReadHttp(r.Child("http"), &c->http));
   AIRLOCK_RETURN_IF_ERROR(r.U64("max_message_bytes", &c->max_message_bytes, 1024, 1ull << 30));
   AIRLOCK_RETURN_IF_ERROR(r.Int("max_concurrent_runs", &c->max_concurrent_runs, 0, 4096));
   AIRLOCK_RETURN_IF_ERROR(r.Int("max_queued_runs", &c->max_queued_runs, 0, 100000));
+  AIRLOCK_RETURN_IF_ERROR(r.U64("shutdown_grace_s", &c->shutdown_grace_s, 0, 3600));
   return OkStatus();
 }
 
@@ -323,10 +325,12 @@ json ConfigToJson(const Config& c) {
            {{"enabled", h.console_enabled},
             {"path", h.console_path},
             {"idle_timeout_s", h.console_idle_timeout_s},
-            {"max_lifetime_s", h.console_max_lifetime_s}}}}},
+            {"max_lifetime_s", h.console_max_lifetime_s},
+            {"https", h.console_https}}}}},
         {"max_message_bytes", c.server.max_message_bytes},
         {"max_concurrent_runs", c.server.max_concurrent_runs},
         {"max_queued_runs", c.server.max_queued_runs},
+        {"shutdown_grace_s", c.server.shutdown_grace_s},
         {"state_dir", c.server.state_dir.empty() ? json(nullptr) : json(c.server.state_dir)}}},
       {"audit",
        {{"enabled", c.audit.enabled},
@@ -400,9 +404,13 @@ json ConfigSchemaDoc() {
       {"server.http.console.path", "string", "Where the console is served (\"/\" + [a-z0-9_-]{1,32})."},
       {"server.http.console.idle_timeout_s", "integer", "A console sign-in ends this long after its last use."},
       {"server.http.console.max_lifetime_s", "integer", "... and this long after it began, used or not."},
+      {"server.http.console.https", "boolean",
+       "The console is reached over HTTPS (a TLS-terminating proxy): cookies get Secure, Origin must be https://."},
       {"server.max_message_bytes", "integer", "Largest JSON-RPC message (stdio line or POST body)."},
       {"server.max_concurrent_runs", "integer", "Runs executing at once; 0 = number of cores."},
       {"server.max_queued_runs", "integer", "Runs waiting for a slot; beyond it calls fail fast as busy."},
+      {"server.shutdown_grace_s", "integer",
+       "On SIGTERM or SIGINT, calls in flight get this long to finish before they are cancelled."},
       {"limits.default_timeout_ms", "integer", "Wall-clock limit when a call gives no timeout_ms."},
       {"limits.max_timeout_ms", "integer", "Largest timeout_ms a call may ask for."},
       {"limits.default_memory_mb", "integer", "Memory limit when a call gives no memory_mb."},

@@ -46,6 +46,9 @@ struct HttpConfig {
   std::string console_path = "/console";  // "/" + [a-z0-9_-]{1,32}
   uint64_t console_idle_timeout_s = 900;  // a console sign-in ends this long after its last use
   uint64_t console_max_lifetime_s = 8 * 3600;  // ... and this long after it began, used or not
+  // The console is reached over HTTPS (a TLS-terminating proxy in front):
+  // its cookie gets Secure and the expected Origin is https://<Host>.
+  bool console_https = false;
 };
 
 struct ServerConfig {
@@ -53,6 +56,9 @@ struct ServerConfig {
   uint64_t max_message_bytes = 4u << 20;  // one JSON-RPC message (stdio line / POST body)
   int max_concurrent_runs = 0;            // 0: number of cores
   int max_queued_runs = 16;
+  // On SIGTERM/SIGINT (HTTP): calls in flight get this long to finish, then
+  // they are cancelled ("airlock is shutting down").
+  uint64_t shutdown_grace_s = 30;
   // Where airlock keeps its state (audit.db, codetools.db). Empty: the
   // default, ResolvedStateDir().
   std::string state_dir;

@@ -290,7 +290,7 @@ void HttpTransport::Install() {
     res.set_content("ok\n", "text/plain");
   });
   http_->Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
-    const bool ready = !stopping_ && (!options_.ready || options_.ready());
+    const bool ready = !stopping_ && !draining_ && (!options_.ready || options_.ready());
     res.status = ready ? 200 : 503;
     res.set_header("Cache-Control", "no-store");
     res.set_content(ready ? "ready\n" : "not ready\n", "text/plain");
@@ -360,7 +360,7 @@ bool HttpTransport::PreCheck(const httplib::Request& req, httplib::Response& res
     Reject(res, 404, "Not Found: the MCP endpoints are " + paths, true);
     return false;
   }
-  if (stopping_) {
+  if (stopping_ || draining_) {
     Reject(res, 503, "Server is shutting down", true);
     return false;
   }

@@ -110,6 +110,10 @@ class HttpTransport {
   // Stops accepting, ends every session (cancelling runs), joins threads.
   // Idempotent; safe from any thread except an HTTP handler.
   void Stop();
+  // The first step of a graceful stop: from now on every new MCP request
+  // gets 503 "shutting down" and /readyz 503, while the calls in flight go
+  // on (their streams stay open) until Stop().
+  void Drain() { draining_ = true; }
 
   int port() const { return port_; }
   std::string url() const;  // http://HOST:PORT/mcp (or the first endpoint's path)
@@ -143,6 +147,7 @@ class HttpTransport {
   int port_ = 0;
   int listen_fd_ = -1;  // owned by httplib
   std::atomic<bool> stopping_{false};
+  std::atomic<bool> draining_{false};
   bool started_ = false;
 
   mutable std::mutex mu_;

@@ -3,9 +3,12 @@
 // counters that move when the official MCP SDK client makes real runs.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
-import { connectHttp, runCode, startHttpServer } from './helpers.mjs';
+import { connectHttp, runCode, startHttpServer, waitFor } from './helpers.mjs';
 
 const PARSER = `
 import json, sys
@@ -88,5 +91,77 @@ describe('operations: health, readiness, metrics', () => {
       'every run is written to the audit log');
     const hits = sample(now, 'airlock_pool_hits', 'airlock_pool_hits_total');
     assert.ok(hits >= 1, `pooled runs are counted (hits ${hits})`);
+  });
+});
+
+describe('operations: a graceful stop (SIGTERM)', () => {
+  let tmp;
+  let config;
+  before(() => {
+    tmp = mkdtempSync(path.join(tmpdir(), 'airlock-ops-'));
+    config = path.join(tmp, 'airlock.json');
+    writeFileSync(config, JSON.stringify({ server: { state_dir: path.join(tmp, 'state'), shutdown_grace_s: 3 } }));
+  });
+  after(() => { if (tmp) rmSync(tmp, { recursive: true, force: true }); });
+
+  // Resolves with {code, signal} when the server process exits.
+  function exited(proc) {
+    return new Promise((resolve) => {
+      if (proc.exitCode !== null || proc.signalCode !== null) return resolve({ code: proc.exitCode, signal: proc.signalCode });
+      proc.once('exit', (code, signal) => resolve({ code, signal }));
+    });
+  }
+
+  it('a call in flight finishes within the grace period; new requests are refused meanwhile', async () => {
+    const server = await startHttpServer({ args: ['--config', config] });
+    const base = new URL(server.url).origin;
+    const c = await connectHttp(server.url);
+    try {
+      const call = runCode(c.client, { language: 'python', code: 'import time\ntime.sleep(1.5)\nprint("finished")', timeout_ms: 20000 });
+      await new Promise((r) => setTimeout(r, 500));
+      const gone = exited(server.proc);
+      server.proc.kill('SIGTERM');
+      assert.ok(await waitFor(async () => (await fetch(`${base}/readyz`).catch(() => null))?.status === 503, 2000),
+        'not ready while draining');
+      const refused = await fetch(server.url, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }) }).catch(() => null);
+      assert.ok(refused === null || refused.status === 503, `a new request while draining: ${refused?.status}`);
+      const r = await call;
+      assert.equal(r.structuredContent.status, 'ok', JSON.stringify(r.structuredContent));
+      assert.equal(r.structuredContent.stdout, 'finished\n');
+      const { code, signal } = await gone;
+      assert.equal(signal, null);
+      assert.equal(code, 0);
+      assert.match(server.stderr(), /stopped cleanly/);
+      assert.doesNotMatch(server.stderr(), /exited unexpectedly/);
+    } finally {
+      await c.close().catch(() => {});
+      await server.stop();
+    }
+  });
+
+  it('a call still running after the grace period is cancelled, and the stop is clean', async () => {
+    const server = await startHttpServer({ args: ['--config', config] });
+    const c = await connectHttp(server.url);
+    try {
+      const started = Date.now();
+      const call = runCode(c.client, { language: 'python', code: 'import time\ntime.sleep(60)', timeout_ms: 60000 })
+        .catch((e) => ({ error: e }));
+      await new Promise((r) => setTimeout(r, 700));
+      const gone = exited(server.proc);
+      server.proc.kill('SIGTERM');
+      const r = await call;
+      const { code, signal } = await gone;
+      assert.ok(Date.now() - started < 20000, 'cancelled after the 3 s grace, not at its own 60 s clock');
+      assert.ok(r.error || r.structuredContent?.error_code === 'cancelled' || r.isError, JSON.stringify(r));
+      assert.equal(signal, null, 'it stopped on SIGTERM without SIGKILL');
+      assert.equal(code, 0);
+      assert.match(server.stderr(), /cancelled 1 call\(s\) still running after the grace period/);
+      assert.match(server.stderr(), /stopped cleanly/);
+      assert.doesNotMatch(server.stderr(), /exited unexpectedly/);
+    } finally {
+      await c.close().catch(() => {});
+      await server.stop();
+    }
   });
 });

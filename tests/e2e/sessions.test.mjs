@@ -1027,7 +1027,7 @@ describe('sessions over HTTP with two API keys', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'airlock-sess-http-'));
     const keysFile = path.join(dir, 'keys.json');
     cfg = tmpConfig('http', {
-      server: { state_dir: path.join(dir, 'state'), http: { keys_file: keysFile } },
+      server: { state_dir: path.join(dir, 'state'), http: { keys_file: keysFile }, shutdown_grace_s: 1 },
       endpoints: {
         main: { path: '/mcp', code_mode: 'off' },
         nosess: { path: '/nosess', code_mode: 'off', sessions: false },
