@@ -50,6 +50,8 @@ int main(int argc, char** argv) {
   serve_cmd->add_flag("--allow-degraded", serve.allow_degraded, "Run code even without cgroup limits");
   serve_cmd->add_option("--endpoint", serve.endpoint, "stdio: the endpoint to serve (config \"endpoints\")");
   serve_cmd->add_option("--state-dir", serve.state_dir, "Directory for audit.db and codetools.db");
+  serve_cmd->add_option("--metrics", serve.metrics,
+                        "Serve /metrics (Prometheus) on HOST:PORT instead of the HTTP listener; also with stdio");
 
   KeysOptions keys;
   CLI::App* keys_cmd = app.add_subcommand("keys", "Manage HTTP API keys (stored hashed)");

@@ -38,6 +38,7 @@ struct ServeOptions {
   std::string token_file;
   std::string endpoint;   // stdio: which endpoint (default: "default" or the only one)
   std::string state_dir;  // overrides server.state_dir
+  std::string metrics;    // HOST:PORT: /metrics on a listener of its own (also for stdio)
   bool allow_degraded = false;
 };
 

@@ -73,6 +73,16 @@ void ServeMetrics::Watch(Parts parts) {
                 Number(*pool, "discarded"));
       e.Counter("airlock_pool_create_failures_total", "Jails the pool failed to make", {},
                 Number(*pool, "create_failures"));
+      if (auto shapes = pool->find("shapes"); shapes != pool->end() && shapes->is_array()) {
+        for (const json& sh : *shapes) {
+          const std::vector<std::pair<std::string, std::string>> label = {{"shape", sh.value("shape", "")}};
+          e.Gauge("airlock_pool_shape_ready", "Ready jails per pool shape (language/tier/limits)", label,
+                  Number(sh, "ready"));
+          e.Counter("airlock_pool_shape_hits_total", "Pool hits per shape", label, Number(sh, "hits"));
+          e.Counter("airlock_pool_shape_misses_total", "Pool misses per shape", label, Number(sh, "misses"));
+          e.Counter("airlock_pool_shape_discards_total", "Pool discards per shape", label, Number(sh, "discarded"));
+        }
+      }
     }
     if (parts.sessions != nullptr) {
       e.Gauge("airlock_sessions_open", "Stateful sessions open", {}, static_cast<double>(parts.sessions->open_count()));

@@ -23,6 +23,7 @@
 #include "governance/policy.h"
 #include "gateway/gateway.h"
 #include "mcp/http_transport.h"
+#include "mcp/metrics_listener.h"
 #include "mcp/server.h"
 #include "mcp/stdio_transport.h"
 #include "runner/runner_client.h"
@@ -180,6 +181,28 @@ int ServeCommand(const ServeOptions& options) {
     }
   } join_watcher{watcher, stop_watching};
 
+  // /metrics on a listener of its own (--metrics), else on the HTTP listener.
+  std::unique_ptr<mcp::MetricsListener> metrics_listener;
+  if (!options.metrics.empty()) {
+    std::string host, token;
+    int port = 0;
+    Status st = config::ParseListenAddress(options.metrics, &host, &port);
+    if (st.ok() && !cfg->server.http.metrics_token_file.empty()) {
+      StatusOr<std::string> t = mcp::ReadTokenFile(cfg->server.http.metrics_token_file);
+      if (t.ok()) token = *t; else st = t.status();
+    }
+    if (st.ok()) {
+      metrics_listener = std::make_unique<mcp::MetricsListener>(
+          [&serve_metrics] { return serve_metrics.registry().Render(); }, token);
+      st = metrics_listener->Start(host, port);
+    }
+    if (!st.ok()) {
+      std::cerr << "airlock: --metrics " << options.metrics << ": " << st.message() << "\n";
+      return 2;
+    }
+    std::cerr << "airlock: metrics at http://" << host << ":" << metrics_listener->port() << "/metrics\n";
+  }
+
   if (options.http.empty()) return mcp::ServeStdio(*servers.begin()->second, 0, 1);
 
   StatusOr<mcp::HttpOptions> http = mcp::HttpOptionsFromConfig(*cfg);
@@ -188,7 +211,7 @@ int ServeCommand(const ServeOptions& options) {
     return 2;
   }
   http->token_role = policy->token_role();
-  http->metrics = [&serve_metrics] { return serve_metrics.registry().Render(); };
+  if (!metrics_listener) http->metrics = [&serve_metrics] { return serve_metrics.registry().Render(); };
   http->ready = [&serve_metrics] { return serve_metrics.Ready(); };
   http->anonymous_role = policy->anonymous_role();
   std::unique_ptr<auth::KeyStore> keys;

@@ -39,11 +39,8 @@
 #include "console/console_sessions.h"
 #include "governance/policy.h"
 #include "mcp/run_tracker.h"
+#include "mcp/httplib_fwd.h"
 
-namespace httplib {
-struct Request;
-struct Response;
-}  // namespace httplib
 
 namespace airlock::console {
 

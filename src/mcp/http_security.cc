@@ -86,6 +86,10 @@ std::string_view BearerToken(std::string_view authorization) {
   return Trim(authorization.substr(7));
 }
 
+bool MetricsRequestAllowed(std::string_view remote_addr, std::string_view authorization, std::string_view token) {
+  return IsLoopbackName(remote_addr) || (!token.empty() && BearerMatches(authorization, token));
+}
+
 bool BearerMatches(std::string_view authorization, std::string_view token) {
   authorization = Trim(authorization);
   if (authorization.size() < 7 || Lower(authorization.substr(0, 7)) != "bearer ") return false;

@@ -33,6 +33,10 @@ bool BearerMatches(std::string_view authorization, std::string_view token);
 // the header has another form.
 std::string_view BearerToken(std::string_view authorization);
 
+// Who may read /metrics: a loopback peer (`remote_addr`), or anyone whose
+// Authorization is "Bearer <token>" when a token is configured.
+bool MetricsRequestAllowed(std::string_view remote_addr, std::string_view authorization, std::string_view token);
+
 // 128 bits from getrandom(2) as 32 lower-case hex digits.
 std::string RandomSessionId();
 

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "mcp/http_security.h"
+#include "mcp/metrics_listener.h"
 #include "mcp/json_rpc.h"
 
 namespace airlock::mcp {
@@ -297,16 +298,7 @@ void HttpTransport::Install() {
   });
   if (options_.metrics) {
     http_->Get("/metrics", [this](const httplib::Request& req, httplib::Response& res) {
-      const bool allowed =
-          IsLoopbackName(req.remote_addr) ||
-          (!options_.metrics_token.empty() && BearerMatches(req.get_header_value("Authorization"), options_.metrics_token));
-      res.set_header("Cache-Control", "no-store");
-      if (!allowed) {
-        res.status = 403;
-        res.set_content("metrics are served to loopback clients or with the metrics token\n", "text/plain");
-        return;
-      }
-      res.set_content(options_.metrics(), "text/plain; version=0.0.4; charset=utf-8");
+      ServeMetrics(req, res, options_.metrics, options_.metrics_token);
     });
   }
   if (options_.console) {

@@ -42,12 +42,8 @@
 #include "config/config.h"
 #include "governance/policy.h"
 #include "mcp/server.h"
+#include "mcp/httplib_fwd.h"
 
-namespace httplib {
-class Server;
-struct Request;
-struct Response;
-}  // namespace httplib
 
 namespace airlock::mcp {
 

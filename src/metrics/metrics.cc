@@ -117,13 +117,14 @@ void Family::Render(std::string& out) const {
 
 void Exposition::Sample(const std::string& name, const std::string& help, const char* type,
                         const std::vector<std::pair<std::string, std::string>>& labels, double value) {
-  if (!described_[name]) {
-    Header(text_, name, help, type);
-    described_[name] = true;
+  auto [it, inserted] = groups_.try_emplace(name);
+  if (inserted) {
+    order_.push_back(name);
+    Header(it->second.header, name, help, type);
   }
   std::string l;
   for (const auto& [k, v] : labels) l += (l.empty() ? "" : ",") + k + "=\"" + EscapeLabelValue(v) + "\"";
-  text_ += name + (l.empty() ? "" : "{" + l + "}") + " " + FormatValue(value) + "\n";
+  it->second.samples += name + (l.empty() ? "" : "{" + l + "}") + " " + FormatValue(value) + "\n";
 }
 
 void Exposition::Gauge(const std::string& name, const std::string& help,
@@ -136,7 +137,13 @@ void Exposition::Counter(const std::string& name, const std::string& help,
   Sample(name, help, "counter", labels, value);
 }
 
-std::string Exposition::Take() { return std::move(text_); }
+std::string Exposition::Take() {
+  std::string out;
+  for (const std::string& name : order_) out += groups_[name].header + groups_[name].samples;
+  order_.clear();
+  groups_.clear();
+  return out;
+}
 
 Family& Registry::Add(std::unique_ptr<Family> f) {
   std::lock_guard<std::mutex> lock(mu_);

@@ -68,7 +68,8 @@ class Family {
   std::map<Labels, Child> children_;
 };
 
-// What collectors write into at scrape time.
+// What collectors write into at scrape time. Samples of one name may come
+// in any order; Take() groups them under one HELP/TYPE, as the format needs.
 class Exposition {
  public:
   void Gauge(const std::string& name, const std::string& help, const std::vector<std::pair<std::string, std::string>>& labels,
@@ -80,8 +81,12 @@ class Exposition {
  private:
   void Sample(const std::string& name, const std::string& help, const char* type,
               const std::vector<std::pair<std::string, std::string>>& labels, double value);
-  std::string text_;
-  std::map<std::string, bool> described_;  // HELP/TYPE written once per name
+  struct Group {
+    std::string header;   // HELP and TYPE lines
+    std::string samples;
+  };
+  std::vector<std::string> order_;     // names, first seen first
+  std::map<std::string, Group> groups_;
 };
 
 class Registry {

@@ -96,12 +96,15 @@ std::unique_ptr<jail::Jail> JailPool::Take(const std::string& key, Maker make) {
         // hand it out; the next one, or a cold start, serves the run.
         dead.push_back(std::move(j));
         ++stats_.discarded;
+        ++shape.counts.discarded;
       }
     }
     if (out) {
       ++stats_.hits;
+      ++shape.counts.hits;
     } else {
       ++stats_.misses;
+      ++shape.counts.misses;
       shape.target = std::min(options_.max_per_shape, shape.target + 1);
     }
   }
@@ -123,6 +126,12 @@ JailPool::Stats JailPool::stats() const {
   std::lock_guard<std::mutex> lock(mu_);
   Stats s = stats_;
   s.ready = ready_total_;
+  for (const auto& [key, shape] : shapes_) {
+    Stats::PerShape& per = s.shapes[key];
+    per = shape.counts;
+    per.ready = shape.ready.size();
+    per.target = shape.target;
+  }
   size_t shortfall = 0;
   for (const auto& [key, shape] : shapes_) {
     if (shape.ready.size() < shape.target) shortfall += shape.target - shape.ready.size();
@@ -200,11 +209,13 @@ void JailPool::RefillLoop() {
     --creating_;
     if (!j.ok()) {
       ++stats_.create_failures;
+      ++shapes_.at(key).counts.create_failures;
       // Back off: the host may be out of uids or memory; runs still go cold.
       cv_.wait_for(lock, std::chrono::seconds(1), [this] { return stop_; });
       continue;
     }
     ++stats_.created;
+    ++shapes_.at(key).counts.created;
     shapes_.at(key).ready.push_back(std::move(*j));
     ++ready_total_;
   }

@@ -67,6 +67,12 @@ class JailPool {
     // Jails being made or still wanted (below a shape's target, within
     // max_total): 0 once the pool has settled.
     size_t pending = 0;
+    // The same counters per shape (by key), for operators.
+    struct PerShape {
+      uint64_t hits = 0, misses = 0, created = 0, create_failures = 0, discarded = 0;
+      size_t ready = 0, target = 0;
+    };
+    std::map<std::string, PerShape> shapes;
   };
 
   // `host` must outlive the pool. Starts the refill thread.
@@ -112,6 +118,7 @@ class JailPool {
     std::deque<std::unique_ptr<jail::Jail>> ready;
     size_t target = 0;
     std::chrono::steady_clock::time_point last_take;
+    Stats::PerShape counts;  // ready and target filled in by stats()
   };
 
   Shape& ShapeOf(const std::string& key, Maker make);  // mu_ held

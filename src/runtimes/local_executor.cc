@@ -497,9 +497,21 @@ nlohmann::json LocalExecutor::Health() {
   nlohmann::json pool = nullptr;
   if (pool_) {
     const JailPool::Stats st = pool_->stats();
+    nlohmann::json shapes = nlohmann::json::array();
+    for (const auto& [key, per] : st.shapes) {
+      // The key up to its bind list: language/tier[/code]/limits/hostname[/prestarted].
+      const size_t binds = key.find('|');
+      std::string shape = key.substr(0, binds);
+      if (binds != std::string::npos && key.size() > 11 && key.compare(key.size() - 11, 11, "/prestarted") == 0) {
+        shape += "/prestarted";
+      }
+      shapes.push_back({{"shape", shape},           {"ready", per.ready},   {"target", per.target},
+                        {"hits", per.hits},         {"misses", per.misses}, {"created", per.created},
+                        {"create_failures", per.create_failures}, {"discarded", per.discarded}});
+    }
     pool = {{"hits", st.hits},       {"misses", st.misses},   {"created", st.created},
             {"create_failures", st.create_failures}, {"discarded", st.discarded},
-            {"ready", st.ready},     {"pending", st.pending}};
+            {"ready", st.ready},     {"pending", st.pending}, {"shapes", std::move(shapes)}};
   }
   size_t sessions = 0;
   {

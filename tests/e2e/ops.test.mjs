@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
-import { connectHttp, runCode, startHttpServer, waitFor } from './helpers.mjs';
+import { connectHttp, connectStdio, runCode, startHttpServer, waitFor } from './helpers.mjs';
 
 const PARSER = `
 import json, sys
@@ -91,6 +91,40 @@ describe('operations: health, readiness, metrics', () => {
       'every run is written to the audit log');
     const hits = sample(now, 'airlock_pool_hits', 'airlock_pool_hits_total');
     assert.ok(hits >= 1, `pooled runs are counted (hits ${hits})`);
+    const shapes = now.airlock_pool_shape_hits?.samples ?? [];
+    assert.ok(shapes.some(([, l, v]) => l.shape.startsWith('python/native') && v >= 1),
+      `per-shape pool figures: ${JSON.stringify(shapes)}`);
+  });
+});
+
+describe('operations: --metrics HOST:PORT, a listener of its own', () => {
+  it('serves /metrics for a stdio server, and counts its runs', async () => {
+    const s = await connectStdio({ args: ['--metrics', '127.0.0.1:0'] });
+    try {
+      assert.ok(await waitFor(() => /metrics at (http:\/\/127\.0\.0\.1:\d+)\/metrics/.test(s.stderr()), 10000), s.stderr());
+      const base = /metrics at (http:\/\/127\.0\.0\.1:\d+)\/metrics/.exec(s.stderr())[1];
+      const r = await runCode(s.client, { language: 'bash', code: 'echo hi' });
+      assert.equal(r.structuredContent.status, 'ok');
+      const m = await scrape(base);
+      assert.equal(sample(m, 'airlock_runs', 'airlock_runs_total', { language: 'bash', status: 'ok' }), 1);
+      const other = await fetch(`${base}/mcp`);
+      assert.equal(other.status, 404, 'it serves nothing but /metrics');
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('moves /metrics off the HTTP listener', async () => {
+    const server = await startHttpServer({ args: ['--metrics', '127.0.0.1:0'] });
+    try {
+      const base = new URL(server.url).origin;
+      assert.equal((await fetch(`${base}/metrics`)).status, 404);
+      const m = /metrics at (http:\/\/127\.0\.0\.1:\d+)\/metrics/.exec(server.stderr());
+      assert.ok(m, server.stderr());
+      assert.equal((await fetch(`${m[1]}/metrics`)).status, 200);
+    } finally {
+      await server.stop();
+    }
   });
 });
 

@@ -41,12 +41,15 @@ TEST(MetricsTest, LabelValuesAreEscapedAndCollectorsAddSamples) {
   r.Counter("airlock_calls_total", "Calls", {"connector"}).Add({"we\"ird\\name\nx"});
   r.AddCollector([](Exposition& e) {
     e.Gauge("airlock_up", "Up", {{"part", "runner"}}, 1);
+    e.Gauge("airlock_other", "Other", {}, 7);
     e.Gauge("airlock_up", "Up", {{"part", "pool"}}, 0);
   });
   const std::string text = r.Render();
   EXPECT_NE(text.find("airlock_calls_total{connector=\"we\\\"ird\\\\name\\nx\"} 1\n"), std::string::npos) << text;
   EXPECT_EQ(text.find("# HELP airlock_up"), text.rfind("# HELP airlock_up")) << "HELP once per name";
-  EXPECT_NE(text.find("airlock_up{part=\"runner\"} 1\nairlock_up{part=\"pool\"} 0\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("airlock_up{part=\"runner\"} 1\nairlock_up{part=\"pool\"} 0\n"), std::string::npos)
+      << "a family's samples stay together: " << text;
+  EXPECT_NE(text.find("# TYPE airlock_other gauge\nairlock_other 7\n"), std::string::npos) << text;
   EXPECT_EQ(FormatValue(1.5), "1.5");
   EXPECT_EQ(FormatValue(3), "3");
 }
