@@ -24,6 +24,8 @@ DEB_PACKAGES=(
   chromium
   # a real Prometheus parser for the /metrics test
   python3-prometheus-client
+  # the Debian package: dpkg-shlibdeps (its Depends) and help2man (airlock(1))
+  dpkg-dev help2man
 )
 
 need=()

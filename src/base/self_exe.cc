@@ -1,6 +1,7 @@
 #include "base/self_exe.h"
 
 #include <limits.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 namespace airlock {
@@ -15,7 +16,14 @@ std::string SelfExecutablePath() {
 std::string SiblingOfSelf(const std::string& name) {
   const std::string self = SelfExecutablePath();
   if (self.empty()) return name;
-  return self.substr(0, self.rfind('/') + 1) + name;
+  const std::string dir = self.substr(0, self.rfind('/') + 1);
+  // An installed airlock: /usr/bin/airlock with its helpers in /usr/lib/airlock/.
+  const std::string installed = dir + "../lib/airlock/" + name;
+  if (access((dir + name).c_str(), F_OK) != 0 && access(installed.c_str(), F_OK) == 0) {
+    char resolved[PATH_MAX];
+    if (realpath(installed.c_str(), resolved) != nullptr) return resolved;
+  }
+  return dir + name;
 }
 
 }  // namespace airlock

@@ -13,7 +13,8 @@ namespace airlock {
 std::string SelfExecutablePath();
 
 // `name` in the directory of the running executable (whether or not it
-// exists); just `name` if that directory is unknown.
+// exists) — or, when it is not there but ../lib/airlock/`name` is (an
+// installed /usr/bin/airlock), that; just `name` if the directory is unknown.
 std::string SiblingOfSelf(const std::string& name);
 
 }  // namespace airlock

@@ -1,4 +1,6 @@
 // `airlock doctor` and `airlock languages`.
+#include <unistd.h>
+
 #include <cstdio>
 #include <iostream>
 
@@ -6,6 +8,7 @@
 #include "cli/executor_factory.h"
 #include "jail/host.h"
 #include "jail/seccomp_policy.h"
+#include "runtimes/language.h"
 #include "runtimes/local_executor.h"
 
 namespace airlock::cli {
@@ -28,6 +31,18 @@ int DoctorCommand(bool json) {
                                  : "status " + std::string(runtimes::RunStatusName(r.status)) + ": " + r.message;
   }
   layers.push_back(live);
+  // The WASM tier's interpreters are built by scripts/setup.sh, not shipped
+  // in the package: say where they are looked for when missing (optional).
+  for (const char* interpreter : {"python", "ruby"}) {
+    const std::string dir = runtimes::DefaultWasmCacheDir() + "/" + interpreter;
+    jail::LayerStatus l{std::string("WASM tier: ") + interpreter + " interpreter", access(dir.c_str(), R_OK) == 0,
+                        false, dir};
+    if (!l.available) {
+      l.detail += " is missing: run_code {\"isolation\": \"wasm\"} has no " + std::string(interpreter) +
+                  " until scripts/setup.sh builds it there (or set AIRLOCK_WASM_CACHE)";
+    }
+    layers.push_back(l);
+  }
   bool ok = true;
   for (const auto& l : layers) ok = ok && (l.available || !l.required);
 
