@@ -50,6 +50,9 @@ int main(int argc, char** argv) {
   serve_cmd->add_flag("--allow-degraded", serve.allow_degraded, "Run code even without cgroup limits");
   serve_cmd->add_option("--endpoint", serve.endpoint, "stdio: the endpoint to serve (config \"endpoints\")");
   serve_cmd->add_option("--state-dir", serve.state_dir, "Directory for audit.db and codetools.db");
+  serve_cmd->add_option("--log-format", serve.log_format,
+                        "text (default) or json: every stderr line one JSON object, plus one per tool call")
+      ->check(CLI::IsMember({"text", "json"}));
   serve_cmd->add_option("--metrics", serve.metrics,
                         "Serve /metrics (Prometheus) on HOST:PORT instead of the HTTP listener; also with stdio");
 

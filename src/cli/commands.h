@@ -39,6 +39,7 @@ struct ServeOptions {
   std::string endpoint;   // stdio: which endpoint (default: "default" or the only one)
   std::string state_dir;  // overrides server.state_dir
   std::string metrics;    // HOST:PORT: /metrics on a listener of its own (also for stdio)
+  std::string log_format = "text";  // "json": one JSON object per stderr line
   bool allow_degraded = false;
 };
 

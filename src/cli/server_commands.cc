@@ -11,6 +11,7 @@
 
 #include "audit/audit_log.h"
 #include "auth/key_store.h"
+#include "base/json_log_relay.h"
 #include "base/self_exe.h"
 #include "cli/commands.h"
 #include "cli/executor_factory.h"
@@ -45,6 +46,17 @@ StatusOr<std::unique_ptr<codetools::CodeToolStore>> OpenCodeToolStore(const conf
 }  // namespace
 
 int ServeCommand(const ServeOptions& options) {
+  // --log-format json: from here on every line on stderr, ours and our
+  // children's, is one JSON object (base/json_log_relay.h). Destroyed last.
+  std::unique_ptr<JsonLogRelay> json_log;
+  if (options.log_format == "json") {
+    StatusOr<std::unique_ptr<JsonLogRelay>> relay = JsonLogRelay::Start();
+    if (!relay.ok()) {
+      std::cerr << "airlock: --log-format json: " << relay.status().message() << "\n";
+      return 2;
+    }
+    json_log = std::move(relay).value();
+  }
   StatusOr<config::Config> cfg = LoadConfigOrDefault(options.config_path);
   if (!cfg.ok()) {
     std::cerr << "airlock: " << cfg.status().message() << "\n";
@@ -133,6 +145,19 @@ int ServeCommand(const ServeOptions& options) {
                                                                    audit_log->get());
   }
   mcp::RunTracker runs;  // every endpoint's calls in flight
+  if (json_log) {
+    // The request log: one line per tool call.
+    runs.SetEndObserver([](const mcp::RunInFlight& r, int64_t duration_ms, const std::string& status) {
+      LogEvent("tool_call", {{"run_id", r.run_id},
+                             {"user", r.user},
+                             {"role", r.role},
+                             {"endpoint", r.endpoint},
+                             {"client", r.client},
+                             {"tool", r.tool},
+                             {"duration_ms", duration_ms},
+                             {"status", status}});
+    });
+  }
   (*audit_log)->SetObserver(serve_metrics.AuditObserver());
   serve_metrics.Watch({.runs = &runs, .sessions = session_registry.get(), .gateway = gw->get()});
   std::map<std::string, std::unique_ptr<mcp::McpServer>> servers;  // endpoint path -> server

@@ -17,13 +17,14 @@ RunTracker::Handle& RunTracker::Handle::operator=(Handle&& other) noexcept {
     End();
     tracker_ = other.tracker_;
     run_id_ = std::move(other.run_id_);
+    status_ = std::move(other.status_);
     other.tracker_ = nullptr;
   }
   return *this;
 }
 
 void RunTracker::Handle::End() {
-  if (tracker_ != nullptr) tracker_->End(run_id_);
+  if (tracker_ != nullptr) tracker_->End(run_id_, status_);
   tracker_ = nullptr;
 }
 
@@ -38,9 +39,16 @@ RunTracker::Handle RunTracker::Begin(const std::string& run_id, const governance
   return Handle(this, run_id);
 }
 
-void RunTracker::End(const std::string& run_id) {
-  std::lock_guard<std::mutex> lock(mu_);
-  runs_.erase(run_id);
+void RunTracker::End(const std::string& run_id, const std::string& status) {
+  RunInFlight info;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = runs_.find(run_id);
+    if (it == runs_.end()) return;
+    info = std::move(it->second.info);
+    runs_.erase(it);
+  }
+  if (on_end_) on_end_(info, audit::NowMs() - info.started_ms, status);
 }
 
 std::vector<RunInFlight> RunTracker::List() {

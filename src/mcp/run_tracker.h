@@ -13,6 +13,7 @@
 #define AIRLOCK_MCP_RUN_TRACKER_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -50,13 +51,22 @@ class RunTracker {
     Handle& operator=(const Handle&) = delete;
     ~Handle() { End(); }
     void End();
+    // How the call ended ("ok", "error", a run status...), for the end observer.
+    void SetStatus(std::string status) { status_ = std::move(status); }
 
    private:
     friend class RunTracker;
     Handle(RunTracker* tracker, std::string run_id) : tracker_(tracker), run_id_(std::move(run_id)) {}
     RunTracker* tracker_ = nullptr;
     std::string run_id_;
+    std::string status_;
   };
+
+  // Called (on the call's thread) as each call ends: its record, how long it
+  // took, and the status its handle was given. For request logs. Set before
+  // calls begin.
+  using EndObserver = std::function<void(const RunInFlight& run, int64_t duration_ms, const std::string& status)>;
+  void SetEndObserver(EndObserver observer) { on_end_ = std::move(observer); }
 
   // Registers a call; `cancel` must outlive the returned handle.
   Handle Begin(const std::string& run_id, const governance::Caller& who, const std::string& tool,
@@ -72,7 +82,8 @@ class RunTracker {
     RunInFlight info;
     CancelToken* cancel = nullptr;
   };
-  void End(const std::string& run_id);
+  void End(const std::string& run_id, const std::string& status);
+  EndObserver on_end_;
 
   std::mutex mu_;
   std::map<std::string, Entry> runs_;  // by run id

@@ -319,9 +319,17 @@ void Session::StartToolCall(const jsonrpc::Message& m, std::shared_ptr<ReplyChan
 void Session::RunToolCall(const std::shared_ptr<Call>& call, Tool& tool, const json& args) {
   CallContext ctx(*this, *call, protocol_version(), caller());
   // Visible (and cancellable) to operators while it runs.
-  const RunTracker::Handle tracked = server_.runs().Begin(call->run_id, ctx.caller(), tool.name(), &call->cancel);
+  RunTracker::Handle tracked = server_.runs().Begin(call->run_id, ctx.caller(), tool.name(), &call->cancel);
   StatusOr<json> result = tool.Call(args, ctx);
-  if (result.ok()) return FinishCall(call, MakeResult(call->id, std::move(*result)));
+  if (result.ok()) {
+    // The run's own status where the tool gives one (run_code), else ok/error.
+    const json* sc = result->contains("structuredContent") ? &(*result)["structuredContent"] : nullptr;
+    tracked.SetStatus(sc != nullptr && sc->is_object() && sc->contains("status") && (*sc)["status"].is_string()
+                          ? (*sc)["status"].get<std::string>()
+                          : result->value("isError", false) ? "error" : "ok");
+    return FinishCall(call, MakeResult(call->id, std::move(*result)));
+  }
+  tracked.SetStatus("protocol_error");
   const Status& st = result.status();
   if (st.code() != StatusCode::kInvalidArgument) {
     return FinishCall(call, MakeError(call->id, jsonrpc::kInternalError, st.message()));

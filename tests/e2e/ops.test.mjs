@@ -199,3 +199,42 @@ describe('operations: a graceful stop (SIGTERM)', () => {
     }
   });
 });
+
+describe('operations: --log-format json', () => {
+  it('every stderr line is one JSON object, with one line per tool call', async () => {
+    const server = await startHttpServer({ args: ['--log-format', 'json'] });
+    let stopped = false;
+    try {
+      const c = await connectHttp(server.url);
+      const r = await runCode(c.client, { language: 'python', code: 'print(1)' });
+      assert.equal(r.structuredContent.status, 'ok');
+      await c.close();
+      const gone = new Promise((resolve) => server.proc.once('exit', resolve));
+      server.proc.kill('SIGTERM');
+      await gone;
+      stopped = true;
+      const lines = server.stderr().split('\n').filter((l) => l.length > 0);
+      assert.ok(lines.length >= 3, server.stderr());
+      const objects = lines.map((l) => {
+        try { return JSON.parse(l); } catch { assert.fail(`not a JSON line: ${l}`); }
+      });
+      for (const o of objects) {
+        assert.equal(typeof o.time, 'string');
+        assert.match(o.time, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+        assert.ok(['info', 'warning', 'error'].includes(o.level), JSON.stringify(o));
+        assert.equal(typeof o.event, 'string');
+      }
+      const call = objects.find((o) => o.event === 'tool_call');
+      assert.ok(call, server.stderr());
+      assert.equal(call.tool, 'run_code');
+      assert.equal(call.status, 'ok');
+      assert.match(call.run_id, /^r_[0-9a-f]{16}$/);
+      assert.equal(call.endpoint, 'default');
+      assert.equal(typeof call.user, 'string');
+      assert.ok(call.duration_ms >= 0);
+      assert.ok(objects.some((o) => o.message === 'stopped cleanly'), server.stderr());
+    } finally {
+      if (!stopped) await server.stop();
+    }
+  });
+});
