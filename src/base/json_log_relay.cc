@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "base/line_splitter.h"
 #include "base/time_format.h"
 
 namespace airlock {
@@ -100,7 +101,7 @@ JsonLogRelay::~JsonLogRelay() {
 }
 
 void JsonLogRelay::Loop() {
-  std::string buffer;
+  LineSplitter lines;
   char chunk[8192];
   auto emit = [&](std::string_view line) {
     if (line.empty()) return;
@@ -123,18 +124,9 @@ void JsonLogRelay::Loop() {
     const ssize_t n = read(pipe_read_.get(), chunk, sizeof chunk);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;  // every writer is gone
-    buffer.append(chunk, static_cast<size_t>(n));
-    size_t pos;
-    while ((pos = buffer.find('\n')) != std::string::npos) {
-      emit(std::string_view(buffer).substr(0, pos));
-      buffer.erase(0, pos + 1);
-    }
-    if (buffer.size() > 65536) {
-      emit(buffer);
-      buffer.clear();
-    }
+    lines.Feed(std::string_view(chunk, static_cast<size_t>(n)), emit);
   }
-  if (!buffer.empty()) emit(buffer);
+  lines.Finish(emit);
 }
 
 }  // namespace airlock

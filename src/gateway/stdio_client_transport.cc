@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "base/line_splitter.h"
 #include "mcp/json_rpc.h"
 
 namespace airlock::gateway {
@@ -141,7 +142,7 @@ void StdioClientTransport::ReadLoop(int fd) {
 }
 
 void StdioClientTransport::StderrLoop(int fd) {
-  std::string buffer;
+  LineSplitter lines(65536);
   char chunk[4096];
   const std::string prefix = "[connector " + config_.name + "] ";
   auto flush_line = [&](std::string_view line) {
@@ -154,18 +155,9 @@ void StdioClientTransport::StderrLoop(int fd) {
     ssize_t n = read(fd, chunk, sizeof chunk);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
-    buffer.append(chunk, static_cast<size_t>(n));
-    size_t pos;
-    while ((pos = buffer.find('\n')) != std::string::npos) {
-      flush_line(std::string_view(buffer).substr(0, pos));
-      buffer.erase(0, pos + 1);
-    }
-    if (buffer.size() > 65536) {
-      flush_line(buffer);
-      buffer.clear();
-    }
+    lines.Feed(std::string_view(chunk, static_cast<size_t>(n)), flush_line);
   }
-  if (!buffer.empty()) flush_line(buffer);
+  lines.Finish(flush_line);
 }
 
 pid_t StdioClientTransport::pid() const { return child_ ? child_->pid() : -1; }
