@@ -15,6 +15,7 @@
 #include "base/self_exe.h"
 #include "cli/commands.h"
 #include "cli/executor_factory.h"
+#include "cli/config_reload.h"
 #include "cli/graceful_stop.h"
 #include "cli/serve_metrics.h"
 #include "console/console_http.h"
@@ -62,9 +63,13 @@ int ServeCommand(const ServeOptions& options) {
     std::cerr << "airlock: " << cfg.status().message() << "\n";
     return 2;
   }
-  if (!options.http.empty()) cfg->server.http.listen = options.http;
-  if (!options.token_file.empty()) cfg->server.http.token_file = options.token_file;
-  if (!options.state_dir.empty()) cfg->server.state_dir = options.state_dir;
+  // The command line's settings win over the file's (also when SIGHUP re-reads it).
+  const auto apply_command_line = [&options](config::Config& c) {
+    if (!options.http.empty()) c.server.http.listen = options.http;
+    if (!options.token_file.empty()) c.server.http.token_file = options.token_file;
+    if (!options.state_dir.empty()) c.server.state_dir = options.state_dir;
+  };
+  apply_command_line(*cfg);
   StatusOr<governance::Policy> policy = governance::Policy::FromJson(cfg->roles, cfg->endpoints, cfg->access);
   if (!policy.ok()) {
     std::cerr << "airlock: config: " << policy.status().message() << "\n";
@@ -97,7 +102,9 @@ int ServeCommand(const ServeOptions& options) {
   sigemptyset(&stop);
   sigaddset(&stop, SIGINT);
   sigaddset(&stop, SIGTERM);
-  if (!options.http.empty()) pthread_sigmask(SIG_BLOCK, &stop, nullptr);
+  sigset_t stop_or_reload = stop;
+  sigaddset(&stop_or_reload, SIGHUP);
+  if (!options.http.empty()) pthread_sigmask(SIG_BLOCK, &stop_or_reload, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
   runner::RunnerClient client(ro);
@@ -309,7 +316,11 @@ int ServeCommand(const ServeOptions& options) {
             << "  {\"mcpServers\": {\"airlock\": {\"command\": \"" << self << "\", \"args\": [\"serve\"]}}}\n"
             << "Press Ctrl-C to stop." << std::endl;
   int sig = 0;
-  sigwait(&stop, &sig);
+  for (;;) {
+    sigwait(&stop_or_reload, &sig);
+    if (sig != SIGHUP) break;
+    ReportReload(options.config_path, apply_command_line, *cfg, keys.get());
+  }
   DrainAndStop(sig, transport, runs, client, std::chrono::seconds(cfg->server.shutdown_grace_s), &stop);
   return 0;
 }
@@ -321,6 +332,7 @@ int RunnerCommand(int channel_fd, const std::string& config_path, bool allow_deg
   // is still draining. PR_SET_PDEATHSIG still ends it with the server.
   signal(SIGINT, SIG_IGN);
   signal(SIGTERM, SIG_IGN);
+  signal(SIGHUP, SIG_IGN);  // a reload is the server's business
   StatusOr<config::Config> cfg = LoadConfigOrDefault(config_path);
   if (!cfg.ok()) {
     std::cerr << "airlock runner: " << cfg.status().message() << "\n";

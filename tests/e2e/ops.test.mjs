@@ -238,3 +238,33 @@ describe('operations: --log-format json', () => {
     }
   });
 });
+
+describe('operations: SIGHUP', () => {
+  it('re-reads the keys and names the configuration changes that need a restart', async () => {
+    const tmp = mkdtempSync(path.join(tmpdir(), 'airlock-hup-'));
+    const config = path.join(tmp, 'airlock.json');
+    const write = (threads) => writeFileSync(config, JSON.stringify({ server: { state_dir: path.join(tmp, 'state'), http: { threads } } }));
+    write(32);
+    const server = await startHttpServer({ args: ['--config', config] });
+    try {
+      server.proc.kill('SIGHUP');
+      assert.ok(await waitFor(() => /SIGHUP: .*the configuration is unchanged/.test(server.stderr()), 5000), server.stderr());
+      write(48);
+      server.proc.kill('SIGHUP');
+      assert.ok(await waitFor(() => /need a restart to take effect: server\.http\.threads/.test(server.stderr()), 5000),
+        server.stderr());
+      writeFileSync(config, '{"server": {"bogus": 1}}');
+      server.proc.kill('SIGHUP');
+      assert.ok(await waitFor(() => /the configuration has errors, nothing changes/.test(server.stderr()), 5000), server.stderr());
+      // Still serving, and still the same server.
+      const c = await connectHttp(server.url);
+      const r = await runCode(c.client, { language: 'bash', code: 'echo still' });
+      assert.equal(r.structuredContent.stdout, 'still\n');
+      await c.close();
+      assert.equal(server.proc.exitCode, null);
+    } finally {
+      await server.stop();
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  });
+});
