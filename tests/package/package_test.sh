@@ -35,6 +35,19 @@ if command -v systemd-analyze >/dev/null; then
   systemd-analyze verify --man=no /lib/systemd/system/airlock.service  # the unit parses, its binary exists
 fi
 
+# server.json (the MCP registry's format) names this version and the real command line.
+node -e '
+  const s = require("/usr/share/doc/airlock/server.json");
+  const v = process.argv[1].trim();
+  if (s.version !== v) throw new Error(`server.json version ${s.version}, airlock --version ${v}`);
+  for (const p of s.packages) {
+    if (p.version !== v || p.identifier !== "airlock") throw new Error("package entry: " + JSON.stringify(p));
+    if (p.packageArguments[0].value !== "serve") throw new Error("first argument must be serve");
+  }
+  const http = s.packages.find((p) => p.transport.type === "streamable-http");
+  if (!http || !http.transport.url.endsWith("/mcp")) throw new Error("no streamable-http form at /mcp");
+' "$(/usr/bin/airlock --version)"
+/usr/bin/airlock serve --help | grep -q -- '--http'
 /usr/bin/airlock doctor
 /usr/bin/airlock selftest --json > "$build/package-selftest.json" || {
   echo "package_test: airlock selftest failed:" >&2; cat "$build/package-selftest.json" >&2; exit 1; }
