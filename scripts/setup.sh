@@ -26,6 +26,9 @@ DEB_PACKAGES=(
   python3-prometheus-client
   # the Debian package: dpkg-shlibdeps (its Depends) and help2man (airlock(1))
   dpkg-dev help2man
+  # fuzzing and sanitizer builds (tests/fuzz/run.sh): clang-16's libFuzzer,
+  # ASan, UBSan and TSan runtimes
+  clang-16 libclang-rt-16-dev
 )
 
 need=()
@@ -60,14 +63,3 @@ done
 
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build
-
-# Code mode binds build/airlock-js read-only into each jail. The jail's init
-# runs as an unprivileged mapped uid, so every directory above the binary must
-# be searchable (o+x; nothing is made readable). A clone inside a 0700
-# directory (e.g. `mktemp -d`) would otherwise fail JavaScript code mode.
-dir="$here/build"
-while [ "$dir" != "/" ]; do
-  perm=$(stat -c %A "$dir")
-  case "${perm:9:1}" in x | t) ;; *) chmod o+x "$dir" ;; esac
-  dir="$(dirname "$dir")"
-done

@@ -285,6 +285,49 @@ StatusOr<std::unique_ptr<SqliteAuditStore>> SqliteAuditStore::Open(const std::st
   return store;
 }
 
+namespace {
+
+// A file: URI for `path` (for SQLite's ?immutable=1).
+std::string FileUri(const std::string& path) {
+  std::string uri = "file:";
+  for (char c : path) {
+    if (c == '%' || c == '?' || c == '#') {
+      static const char kHex[] = "0123456789abcdef";
+      uri += '%';
+      uri += kHex[(static_cast<unsigned char>(c) >> 4) & 15];
+      uri += kHex[static_cast<unsigned char>(c) & 15];
+    } else {
+      uri += c;
+    }
+  }
+  return uri;
+}
+
+// True if `db` can read the chain head (the schema is there and readable).
+bool HeadReadable(SqliteDb& db) {
+  StatusOr<SqliteStmt> head = db.Prepare("SELECT last_id FROM audit_head WHERE singleton = 1");
+  if (!head.ok()) return false;
+  StatusOr<bool> row = head->Step();
+  return row.ok();
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<SqliteAuditStore>> SqliteAuditStore::OpenReadOnly(const std::string& path) {
+  AIRLOCK_ASSIGN_OR_RETURN(SqliteDb db, SqliteDb::Open(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX));
+  sqlite3_busy_timeout(db.get(), 5000);
+  if (!HeadReadable(db)) {
+    AIRLOCK_ASSIGN_OR_RETURN(db, SqliteDb::Open(FileUri(path) + "?immutable=1",
+                                                SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI));
+    if (!HeadReadable(db)) {
+      return Unavailable("audit store " + path + ": cannot read it (not an airlock audit log, or no permission)");
+    }
+  }
+  std::unique_ptr<SqliteAuditStore> store(new SqliteAuditStore(std::move(db), Options()));
+  AIRLOCK_RETURN_IF_ERROR(store->Prepare());
+  return store;
+}
+
 Status SqliteAuditStore::Prepare() {
   AIRLOCK_ASSIGN_OR_RETURN(begin_, db_.Prepare("BEGIN IMMEDIATE"));
   AIRLOCK_ASSIGN_OR_RETURN(commit_, db_.Prepare("COMMIT"));

@@ -62,6 +62,13 @@ class SqliteAuditStore : public AuditStore {
     return Open(path, Options());
   }
 
+  // Opens an existing log to read it (`airlock audit`): nothing is created,
+  // migrated or written, so read permission on the file is all it needs (an
+  // auditor need not be able to write the log). When the log is in WAL mode
+  // and its -shm file can neither be read nor created, it is opened as
+  // immutable (a snapshot of the main file). Appends fail.
+  static StatusOr<std::unique_ptr<SqliteAuditStore>> OpenReadOnly(const std::string& path);
+
   Status AppendRun(const RunRecord& run) override;
   Status AppendCall(const CallRow& call) override;
   Status AppendEvent(const EventRow& event) override;

@@ -85,7 +85,14 @@ int main(int argc, char** argv) {
   runner_cmd->add_option("--config", runner_config);
   runner_cmd->add_flag("--allow-degraded", runner_degraded);
 
-  CLI11_PARSE(app, argc, argv);
+  // A usage error exits 2, as every Unix command does (CLI11's own codes,
+  // 105, 106, 109, ..., say nothing to a shell); --help and --version exit 0.
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
   if (*serve_cmd) return ServeCommand(serve);
   if (*runner_cmd) return RunnerCommand(channel_fd, runner_config, runner_degraded);
   if (*run_cmd) return RunCommand(run);

@@ -109,15 +109,15 @@ std::string Line(const audit::AuditRow& row) {
   return out;
 }
 
-// The store at the configured path; NotFound (without creating anything) if
-// there is no file there.
+// The store at the configured path, read-only (reading the log needs no
+// write access); NotFound (without creating anything) if there is no file.
 StatusOr<std::unique_ptr<audit::SqliteAuditStore>> OpenExisting(const std::string& path) {
   struct stat st;
   if (lstat(path.c_str(), &st) != 0) {
     if (errno == ENOENT) return NotFound("no audit log at " + path);
     return ErrnoError("stat " + path);
   }
-  return audit::SqliteAuditStore::Open(path);
+  return audit::SqliteAuditStore::OpenReadOnly(path);
 }
 
 // Loads the config, applies the overrides and opens the log; prints the

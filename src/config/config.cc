@@ -449,7 +449,7 @@ json ConfigSchemaDoc() {
        "{\"url\",\"headers\"} for Streamable HTTP, plus airlock's own keys (see docs/codemode.md)."},
       {"codeMode", "object",
        "Code mode: {\"enabled\": true, \"limits\": {wall_ms, max_calls, max_concurrent, max_args_bytes, "
-       "max_result_bytes, max_console_bytes, memory_mb}} (see docs/codemode.md)."},
+       "max_result_bytes, max_console_bytes, memory_mb}, \"proposals_per_hour\": 20} (see docs/codemode.md)."},
       {"server.state_dir", "string|null",
        "Directory for audit.db and codetools.db; default /var/lib/airlock (root) or ~/.local/state/airlock."},
       {"audit.enabled", "boolean", "Write the audit log (runs, bridged calls, direct tool calls, admin actions)."},

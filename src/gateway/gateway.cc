@@ -5,6 +5,8 @@
 #include <thread>
 
 #include "base/encoding.h"
+#include "base/json_depth.h"
+#include "gateway/jsonrpc_client.h"
 #include "gateway/tool_search.h"
 #include "gateway/ts_signature.h"
 
@@ -43,7 +45,9 @@ json NormalizeToolResult(const json& result, bool* is_error) {
   }
   if (has_text) {
     json parsed = json::parse(text, nullptr, /*allow_exceptions=*/false);
-    if (!parsed.is_discarded()) return parsed;
+    // JSON nested deeper than any message may be (jsonrpc_client.h) stays
+    // the text it came as: code that serializes values recurses per level.
+    if (!parsed.is_discarded() && !JsonDeeperThan(parsed, McpClient::kMaxMessageDepth)) return parsed;
     return text;
   }
   // Only non-text content (images, resources): hand over the blocks as they are.

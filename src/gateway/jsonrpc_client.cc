@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/encoding.h"
+#include "base/json_depth.h"
 #include "mcp/json_rpc.h"
 
 namespace airlock::gateway {
@@ -119,6 +120,16 @@ Status McpClient::ErrorToStatus(const json& error) const {
 }
 
 void McpClient::OnMessage(json m) {
+  // Nothing downstream may nest deeper than code that serializes or walks
+  // it can take (base/json_depth.h): such a response fails its request,
+  // anything else such is dropped.
+  if (JsonDeeperThan(m, kMaxMessageDepth)) {
+    if (m.contains("id") && m["id"].is_number_integer() && !m.contains("method")) {
+      OnRequestFailed(m["id"], ResourceExhausted(name_ + ": the server's response nests deeper than " +
+                                                 std::to_string(kMaxMessageDepth) + " levels"));
+    }
+    return;
+  }
   const bool has_method = m.contains("method") && m["method"].is_string();
   const bool has_id = m.contains("id") && (m["id"].is_string() || m["id"].is_number_integer());
   if (has_method && has_id) {  // a request from the server

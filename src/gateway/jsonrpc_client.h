@@ -14,6 +14,10 @@
 //
 // Server-to-client requests: `ping` is answered; anything else gets
 // "method not found" (airlock offers no sampling, roots or elicitation).
+//
+// A message nesting deeper than kMaxMessageDepth levels is never handed on
+// (code that serializes values recurses per level): a response fails its
+// request with ResourceExhausted, anything else is dropped.
 #ifndef AIRLOCK_GATEWAY_JSONRPC_CLIENT_H_
 #define AIRLOCK_GATEWAY_JSONRPC_CLIENT_H_
 
@@ -36,6 +40,8 @@ namespace airlock::gateway {
 
 class McpClient {
  public:
+  static constexpr size_t kMaxMessageDepth = 256;
+
   using NotificationHandler = std::function<void(const std::string& method, const nlohmann::json& params)>;
 
   // `name` (the connector's) prefixes error messages.

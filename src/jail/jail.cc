@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstring>
@@ -34,22 +35,59 @@ using nlohmann::json;
 
 constexpr int kSandboxUid = 65534;
 
+// Binds at another place (BindMount::target) whose source the child opens
+// for init (fds kFirstBindFd, kFirstBindFd + 1, ...): see JailChildMain.
+constexpr int kMaxFdBinds = 16;
+constexpr int kFirstBindFd = 5;
+
 struct CloneArgs {
   int channel_fd;
   int init_fd;
   bool privileged;
+  const char* bind_paths[kMaxFdBinds];
+  int bind_count;
 };
 
 // Runs in the cloned child, already inside the new namespaces. The parent
 // may be multi-threaded, so only async-signal-safe calls from here to exec.
 int JailChildMain(void* raw) {
   const auto* args = static_cast<const CloneArgs*>(raw);
+  // If the supervisor dies before it releases us, so do we (getppid() is 0
+  // here, in a new pid namespace, so a death before this prctl is caught
+  // by the read below instead).
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  // Nothing of the supervisor's but our two fds stays open. An inherited
+  // copy of its channel to the gateway would hide its death from the
+  // gateway (no EOF) for as long as we live, and one of the socketpair's
+  // other end would keep the read below from ever seeing EOF.
+  {
+    const unsigned lo = static_cast<unsigned>(std::min(args->channel_fd, args->init_fd));
+    const unsigned hi = static_cast<unsigned>(std::max(args->channel_fd, args->init_fd));
+    if (lo > 3) syscall(SYS_close_range, 3u, lo - 1, 0);
+    if (hi > lo + 1) syscall(SYS_close_range, lo + 1, hi - 1, 0);
+    syscall(SYS_close_range, hi + 1, ~0U, 0);
+  }
   char go = 0;
   ssize_t n;
   do {
     n = read(args->channel_fd, &go, 1);
   } while (n < 0 && errno == EINTR);
   if (n != 1 || go != 'G') _exit(1);
+  // The sources of the mapped binds (e.g. airlock-js), opened here: still
+  // with the supervisor's file owner identity (the uid change is next), so
+  // init, which runs as an unprivileged mapped uid, needs no search
+  // permission on their parent directories, and in this mount namespace,
+  // which a bind's source must belong to. Init binds each from
+  // /proc/self/fd/N and closes it before anything else runs.
+  int bind_fds[kMaxFdBinds];
+  for (int i = 0; i < args->bind_count; ++i) {
+    bind_fds[i] = -1;
+    int fd = open(args->bind_paths[i], O_PATH | O_CLOEXEC);
+    if (fd >= 0) {
+      bind_fds[i] = fcntl(fd, F_DUPFD_CLOEXEC, 100);
+      close(fd);
+    }
+  }
   // Raw syscalls, not glibc's wrappers: in a process that ever had threads
   // those broadcast the change to every thread of the parent (which this
   // clone does not have) and would wait forever.
@@ -63,7 +101,14 @@ int JailChildMain(void* raw) {
   int init = fcntl(args->init_fd, F_DUPFD_CLOEXEC, 10);
   if (ch < 0 || init < 0 || dup2(ch, 3) < 0 || dup2(init, 4) < 0) _exit(5);
   fcntl(4, F_SETFD, FD_CLOEXEC);
-  syscall(SYS_close_range, 5, ~0U, 0);
+  for (int i = 0; i < args->bind_count; ++i) {
+    if (bind_fds[i] < 0) {
+      close(kFirstBindFd + i);  // init then binds by path (and reports why that fails)
+    } else if (dup2(bind_fds[i], kFirstBindFd + i) < 0) {
+      _exit(6);
+    }
+  }
+  syscall(SYS_close_range, kFirstBindFd + args->bind_count, ~0U, 0);
   char name[] = "airlock-init";
   char* argv[] = {name, nullptr};
   char* envp[] = {nullptr};
@@ -122,7 +167,12 @@ StatusOr<std::unique_ptr<Jail>> Jail::Create(JailHost& host, const JailConfig& c
   UniqueFd parent_end(sv[0]);
   UniqueFd child_end(sv[1]);
 
-  CloneArgs args{child_end.get(), host.init_fd(), host.privileged()};
+  CloneArgs args{child_end.get(), host.init_fd(), host.privileged(), {}, 0};
+  for (const BindMount& b : config.binds) {
+    if (b.target.empty()) continue;
+    if (args.bind_count == kMaxFdBinds) return InvalidArgument("too many mapped binds (at most 16)");
+    args.bind_paths[args.bind_count++] = b.path.c_str();
+  }
   constexpr size_t kStackSize = 256 * 1024;
   void* stack = mmap(nullptr, kStackSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
   if (stack == MAP_FAILED) return ErrnoError("mmap clone stack");
@@ -167,6 +217,7 @@ StatusOr<std::unique_ptr<Jail>> Jail::Create(JailHost& host, const JailConfig& c
                 {"ro_paths", required},
                 {"optional_paths", optional},
                 {"mapped_paths", mapped},
+                {"mapped_fds_from", kFirstBindFd},
                 {"work_bytes", config.limits.workdir_bytes},
                 {"work_inodes", config.limits.workdir_inodes},
                 {"hostname", config.hostname},

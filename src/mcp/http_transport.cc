@@ -1,14 +1,22 @@
 #include "mcp/http_transport.h"
 
+#include <arpa/inet.h>
+#include <dirent.h>
 #include <httplib.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
 
+#include <charconv>
 #include <chrono>
+#include <cstdlib>
 #include <deque>
 #include <fstream>
+#include <optional>
 #include <sstream>
+#include <vector>
 
+#include "mcp/guarded_http_server.h"
 #include "mcp/http_security.h"
 #include "mcp/metrics_listener.h"
 #include "mcp/json_rpc.h"
@@ -16,11 +24,18 @@
 namespace airlock::mcp {
 namespace {
 
+
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 constexpr int kStreamHeartbeatMs = 10000;  // GET stream keepalive
 constexpr int kListenBacklog = 1024;
+// A connection gets a pool thread only once its whole request header has
+// arrived (guarded_http_server.h): within this long of connecting, or of
+// its next request's first byte; an idle kept-alive connection is closed
+// after kKeepAliveIdleS.
+constexpr int kHeaderDeadlineS = 10;
+constexpr int kKeepAliveIdleS = 5;
 
 int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch()).count();
@@ -86,20 +101,37 @@ class HttpTransport::CallChannel : public ReplyChannel {
 
 // The session's server-initiated messages, delivered to the GET stream when
 // one is open (dropped otherwise: there is nothing to resume).
+// The session's GET stream of server-initiated messages. Every message gets
+// an SSE event id (1, 2, ...) and the last kStreamHistory are kept, attached
+// or not, so a client that lost its stream reconnects with Last-Event-ID
+// and gets what it missed (older ones are gone: it gets what is kept).
 class HttpTransport::StreamChannel : public ReplyChannel {
  public:
+  static constexpr size_t kStreamHistory = 256;
+  using Event = std::pair<uint64_t, json>;  // {event id, message}
+
   void Notify(const json& n) override {
     std::lock_guard<std::mutex> lock(mu_);
-    if (!attached_ || closed_) return;
-    queue_.push_back(n);
+    if (closed_) return;
+    history_.emplace_back(++last_id_, n);
+    if (history_.size() > kStreamHistory) history_.pop_front();
+    if (!attached_) return;
+    queue_.push_back(history_.back());
     cv_.notify_all();
   }
   void Finish(const json*) override {}
 
-  bool Attach() {
+  // `last_event_id`: the client's Last-Event-ID (resume after it); none: a
+  // fresh stream, from now on.
+  bool Attach(std::optional<uint64_t> last_event_id) {
     std::lock_guard<std::mutex> lock(mu_);
     if (attached_ || closed_) return false;
     attached_ = true;
+    if (last_event_id) {
+      for (const Event& e : history_) {
+        if (e.first > *last_event_id) queue_.push_back(e);
+      }
+    }
     return true;
   }
   void Detach() {
@@ -117,7 +149,7 @@ class HttpTransport::StreamChannel : public ReplyChannel {
     return attached_;
   }
   // Like CallChannel::Take; returns true when the stream should end.
-  bool Take(std::deque<json>* out, std::chrono::milliseconds timeout) {
+  bool Take(std::deque<Event>* out, std::chrono::milliseconds timeout) {
     std::unique_lock<std::mutex> lock(mu_);
     cv_.wait_for(lock, timeout, [this] { return closed_ || !queue_.empty(); });
     out->swap(queue_);
@@ -128,7 +160,9 @@ class HttpTransport::StreamChannel : public ReplyChannel {
  private:
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<json> queue_;
+  std::deque<Event> queue_;
+  std::deque<Event> history_;
+  uint64_t last_id_ = 0;
   bool attached_ = false;
   bool closed_ = false;
 };
@@ -201,7 +235,9 @@ HttpTransport::HttpTransport(McpServer& server, HttpOptions options)
     : HttpTransport(std::map<std::string, McpServer*>{{"/mcp", &server}}, std::move(options)) {}
 
 HttpTransport::HttpTransport(std::map<std::string, McpServer*> servers, HttpOptions options)
-    : servers_(std::move(servers)), options_(std::move(options)), http_(std::make_unique<httplib::Server>()) {}
+    : servers_(std::move(servers)), options_(std::move(options)), http_(std::make_unique<GuardedHttpServer>(
+          options_.threads, ConnectionLobby::Options{.header_deadline = std::chrono::seconds(kHeaderDeadlineS),
+                                                     .idle_timeout = std::chrono::seconds(kKeepAliveIdleS)})) {}
 
 HttpTransport::~HttpTransport() { Stop(); }
 
@@ -258,13 +294,13 @@ void HttpTransport::Stop() {
     entry->stream->Close();
     entry->session->Close();
   }
-  http_->stop();
+  // Idle keep-alive connections wait in the lobby, not on pool threads:
+  // they are closed at once and listen() returns without waiting for them.
+  http_->Shutdown();
   listener_.join();
 }
 
 void HttpTransport::Install() {
-  const int threads = options_.threads;
-  http_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   http_->set_payload_max_length(options_.max_body_bytes);
   http_->set_socket_options([this](int sock) {
     httplib::default_socket_options(sock);  // SO_REUSEADDR
@@ -274,7 +310,6 @@ void HttpTransport::Install() {
   // TCP_NODELAY, Nagle's algorithm meets the client's delayed ACK and a
   // call waits ~40 ms for nothing. Accepted sockets inherit it.
   http_->set_tcp_nodelay(true);
-  http_->set_keep_alive_timeout(5);
   http_->set_read_timeout(30);
   http_->set_write_timeout(30);
   http_->set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
@@ -556,17 +591,30 @@ void HttpTransport::HandleGet(const httplib::Request& req, httplib::Response& re
   }
   std::shared_ptr<Entry> entry = FindSession(req, res);
   if (!entry) return;
-  if (!entry->stream->Attach()) return Reject(res, 409, "Conflict: this session already has a GET stream");
+  // Last-Event-ID: resume a lost stream after that event (decimal, as sent).
+  std::optional<uint64_t> last_event_id;
+  if (req.has_header("Last-Event-ID")) {
+    const std::string v = req.get_header_value("Last-Event-ID");
+    uint64_t id = 0;
+    auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), id);
+    if (ec != std::errc() || end != v.data() + v.size() || v.empty()) {
+      return Reject(res, 400, "Bad Request: Last-Event-ID must be an event id this server sent");
+    }
+    last_event_id = id;
+  }
+  if (!entry->stream->Attach(last_event_id)) {
+    return Reject(res, 409, "Conflict: this session already has a GET stream");
+  }
   auto guard = std::make_shared<ActiveGuard>(entry->active, entry->last_activity_ms);
   std::shared_ptr<StreamChannel> channel = entry->stream;
   res.set_header("Cache-Control", "no-cache");
   res.set_chunked_content_provider(
       "text/event-stream",
       [channel, guard](size_t, httplib::DataSink& sink) {
-        std::deque<json> messages;
+        std::deque<StreamChannel::Event> messages;
         bool closed = channel->Take(&messages, std::chrono::milliseconds(kStreamHeartbeatMs));
-        for (const json& msg : messages) {
-          std::string event = SseEvent(msg);
+        for (const auto& [id, msg] : messages) {
+          std::string event = "id: " + std::to_string(id) + "\n" + SseEvent(msg);
           if (!sink.write(event.data(), event.size())) return false;
         }
         if (closed) {

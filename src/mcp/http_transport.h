@@ -24,6 +24,12 @@
 // whitespace, which JSON parsers ignore) is written every heartbeat_ms while
 // waiting, and a failed write cancels the call. Sessions idle longer than
 // session_idle_timeout_s (no request, no run, no GET stream) are ended.
+//
+// Connections (guarded_http_server.h) hold a worker thread only while one
+// of their requests is read and answered: until a request's whole header
+// has arrived (10 s at most) and between keep-alive requests (5 s idle at
+// most) they wait in one epoll thread, so slow or idle clients cannot take
+// the `threads` workers away from others.
 #ifndef AIRLOCK_MCP_HTTP_TRANSPORT_H_
 #define AIRLOCK_MCP_HTTP_TRANSPORT_H_
 
@@ -46,6 +52,8 @@
 
 
 namespace airlock::mcp {
+
+class GuardedHttpServer;  // guarded_http_server.h
 
 struct HttpOptions {
   std::string host = "127.0.0.1";
@@ -137,7 +145,7 @@ class HttpTransport {
 
   const std::map<std::string, McpServer*> servers_;
   const HttpOptions options_;
-  std::unique_ptr<httplib::Server> http_;
+  std::unique_ptr<GuardedHttpServer> http_;
   std::thread listener_;
   std::thread reaper_;
   int port_ = 0;

@@ -82,6 +82,8 @@ McpServer::McpServer(const config::Config& config, runtimes::CodeExecutor& execu
   if (gateway_ != nullptr && !gateway_->connector_names().empty()) {
     // The caller validated the section (serve refuses a bad config).
     StatusOr<codemode::Settings> settings = codemode::SettingsFromJson(config_.code_mode);
+    // Gateway-mode results obey the same per-result cap as code mode's.
+    if (settings.ok()) code_limits_ = settings->limits;
     if (settings.ok() && settings->enabled) {
       code_mode_ = true;
       code_limits_ = settings->limits;
@@ -92,7 +94,8 @@ McpServer::McpServer(const config::Config& config, runtimes::CodeExecutor& execu
         propose_ = std::make_shared<ProposeCodeToolTool>(
             *options_.code_tools, *access_, options_.audit,
             std::set<std::string>{"run_code", "list_languages", "execute", "search_tools", "describe_tool",
-                                  "propose_code_tool"});
+                                  "propose_code_tool"},
+            settings->proposals_per_hour);
       }
     }
   }
@@ -188,7 +191,8 @@ std::vector<std::shared_ptr<Tool>> McpServer::ToolsFor(const governance::Caller&
   if (endpoint_.gateway && gateway_ != nullptr) {
     const std::set<std::string> connectors = access_->VisibleConnectors(caller);
     for (gateway::ToolEntry& e : gateway_->ListTools(access_->CallableFilter(caller), &connectors)) {
-      out.push_back(std::make_shared<GatewayTool>(*gateway_, *access_, options_.audit, std::move(e)));
+      out.push_back(std::make_shared<GatewayTool>(*gateway_, *access_, options_.audit, std::move(e),
+                                                  code_limits_.max_result_bytes));
     }
   }
   return out;

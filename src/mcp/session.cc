@@ -147,7 +147,11 @@ json Session::HandleRequest(const jsonrpc::Message& m) {
   if (m.method == "resources/templates/list") {
     return MakeResult(m.id, {{"resourceTemplates", json::array()}});
   }
-  if (m.method == "shutdown") {  // not in MCP; accepted for old clients
+  if (m.method == "shutdown") {
+    // Not in MCP; older clients send it before they exit. It means what it
+    // says: the session's calls in flight are cancelled (and waited for),
+    // and every later request is refused with "Session closed".
+    Close();
     return MakeResult(m.id, json::object());
   }
   return MakeError(m.id, jsonrpc::kMethodNotFound, "Method not found: " + m.method);

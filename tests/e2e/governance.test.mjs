@@ -99,11 +99,13 @@ before(async () => {
       shelf: { path: '/shelf', code_mode: 'tools', run_code: false },
       gw: { path: '/gw', code_mode: 'off', gateway: true, run_code: false },
     },
+    codeMode: { proposals_per_hour: 6 },
   };
   writeFileSync(configFile, JSON.stringify(config, null, 2));
   createKey('alice', 'admin');
   createKey('bob', 'analyst');
   createKey('carol', 'writer');
+  createKey('dave', 'analyst');
   server = await startHttpServer({ args: ['--config', configFile] });
 });
 
@@ -165,6 +167,22 @@ describe('identity and tool lists', () => {
     assert.equal(forbidden.error.message.replace('test.write_note', 'X'), unknown.error.message.replace('test.no_such_tool', 'X'));
     const wrote = await carol.client.callTool({ name: 'test.write_note', arguments: { key: 'gw', text: 'by carol' } });
     assert.ok(!wrote.isError, JSON.stringify(wrote));
+  });
+
+  it('gateway mode caps a result at codeMode.limits.max_result_bytes and survives deep nesting', async () => {
+    const bob = await connectAs('bob', '/gw');
+    const fits = await bob.client.callTool({ name: 'test.huge', arguments: { bytes: 1000 } });
+    assert.equal(fits.content[0].text.length, 1000);
+    // 2 MiB is over the default 1 MiB: withheld, with a clear tool error.
+    const over = await bob.client.callTool({ name: 'test.huge', arguments: { bytes: 2 << 20 } });
+    assert.equal(over.isError, true, JSON.stringify(over).slice(0, 300));
+    assert.equal(over.structuredContent.error.code, 'E_LIMIT_RESULT', JSON.stringify(over.structuredContent));
+    // 300 000 levels of JSON text: returned as text, the server stays up.
+    const deep = await bob.client.callTool({ name: 'test.deep', arguments: { depth: 300000 } });
+    assert.ok(!deep.isError, JSON.stringify(deep).slice(0, 300));
+    assert.equal(deep.content[0].text.length, 600000);
+    const echo = await bob.client.callTool({ name: 'test.echo', arguments: { text: 'still here' } });
+    assert.equal(echo.content[0].text, 'still here');
   });
 });
 
@@ -408,5 +426,31 @@ describe('audit (AU1..AU4) and keys', () => {
     const r = spawnSync(AIRLOCK_BIN, ['serve', '--config', bad], { input: '', encoding: 'utf8', timeout: 30000 });
     assert.equal(r.status, 2, r.stderr);
     assert.match(r.stderr, /audit/);
+  });
+});
+
+describe('proposal rate limit', () => {
+  it('refuses proposals past codeMode.proposals_per_hour per user, audited as denied', async () => {
+    const dave = await connectAs('dave');
+    const propose = (i) => dave.client.callTool({ name: 'propose_code_tool', arguments: {
+      name: `dave_tool_${i}`, description: 'rate limit test', language: 'javascript', code: 'return 1',
+      connectors: ['test'] } });
+    for (let i = 0; i < 6; i++) {
+      const r = await propose(i);
+      assert.ok(!r.isError, JSON.stringify(r.structuredContent));
+    }
+    const refused = await propose(6);
+    assert.equal(refused.isError, true);
+    assert.equal(refused.structuredContent.error.code, 'E_RATE_LIMITED', JSON.stringify(refused.structuredContent));
+    assert.match(refused.structuredContent.error.message, /at most 6 proposals per hour/);
+    // Another user is not affected.
+    const bob = await connectAs('bob');
+    const other = await bob.client.callTool({ name: 'propose_code_tool', arguments: {
+      name: 'bob_after_dave', description: 'not limited by dave', language: 'javascript', code: 'return 1',
+      connectors: ['test'] } });
+    assert.ok(!other.isError, JSON.stringify(other.structuredContent));
+    const denied = audit(['--type', 'event', '--user', 'dave']).filter((r) => r.kind === 'code_tool_propose' &&
+      r.detail?.decision === 'denied');
+    assert.equal(denied.length, 1, JSON.stringify(denied));
   });
 });

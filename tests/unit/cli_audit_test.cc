@@ -21,6 +21,7 @@
 #include "audit/audit_log.h"
 #include "audit/sqlite_audit_store.h"
 #include "auth/key_store.h"
+#include "cli_run_util.h"
 
 namespace airlock {
 namespace {
@@ -306,6 +307,43 @@ TEST_F(CliAuditTest, AMissingLogIsAnErrorAndIsNotCreated) {
   EXPECT_FALSE(fs::exists(state_));
   Result bad_config = Airlock("audit --config " + (dir_ / "no-config.json").string());
   EXPECT_EQ(bad_config.rc, 2) << bad_config.err;
+}
+
+// An auditor with read access only (here: uid 65534, the file 0644 in a
+// directory it cannot write) reads and verifies the log, and the log file
+// is left as it was.
+TEST_F(CliAuditTest, ReadingAndVerifyingNeedNoWriteAccess) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to switch to another uid";
+  CreateKey("alice", "bob");
+  ASSERT_TRUE(fs::exists(db_));
+  ASSERT_EQ(chmod(state_.c_str(), 0755), 0);
+  ASSERT_EQ(chmod(db_.c_str(), 0644), 0);
+  ASSERT_EQ(chmod(dir_.c_str(), 0755), 0);
+  const auto before = fs::last_write_time(db_);
+  const std::string as_nobody = "setpriv --reuid=65534 --regid=65534 --clear-groups ";
+  for (const std::string& args : {"audit verify --db " + db_, "audit --json --db " + db_}) {
+    Result r = Airlock(args);  // as root, for comparison
+    ASSERT_EQ(r.rc, 0) << r.err;
+    const std::string err_file = (dir_ / "stderr-nobody").string();
+    std::string cmd = as_nobody + kAirlock + " " + args + " 2>" + err_file;
+    airlock::testing::CliOutcome o = airlock::testing::RunCommandLine(cmd);
+    std::stringstream err;
+    err << std::ifstream(err_file).rdbuf();
+    EXPECT_EQ(o.rc, 0) << args << ": " << err.str();
+    EXPECT_EQ(o.out, r.out) << args;
+  }
+  EXPECT_EQ(fs::last_write_time(db_), before);
+}
+
+// Usage errors exit 2 (not CLI11's own codes); --help exits 0.
+TEST_F(CliAuditTest, UsageErrorsExitTwo) {
+  for (const std::string& args : {"run --no-such-flag", "no-such-command", "audit --limit x", "serve --http"}) {
+    Result r = Airlock(args);
+    EXPECT_EQ(r.rc, 2) << args << ": " << r.err;
+    EXPECT_FALSE(r.err.empty()) << args;
+  }
+  EXPECT_EQ(Airlock("--help").rc, 0);
+  EXPECT_EQ(Airlock("audit --help").rc, 0);
 }
 
 TEST_F(CliAuditTest, FailClosedRefusesAKeyChangeTheLogCannotRecord) {

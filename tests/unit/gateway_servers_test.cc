@@ -172,7 +172,7 @@ TEST_F(GatewayStdio, ConnectsToAllThreeServersAndListsQualifiedNames) {
 TEST_F(GatewayStdio, PagesThroughToolsList) {
   // The test server cuts tools/list into pages of 4; every tool arrives.
   std::set<std::string> names = Names(gw_->ListTools());
-  for (const char* tool : {"echo", "slow", "stats", "huge", "fail", "json_text", "structured", "env", "write_note",
+  for (const char* tool : {"echo", "slow", "stats", "huge", "deep", "fail", "json_text", "structured", "env", "write_note",
                            "add_tool", "crash", "complex"}) {
     EXPECT_TRUE(names.count(std::string("test.") + tool)) << tool;
   }
@@ -318,6 +318,21 @@ TEST_F(GatewayStdio, CallsEachBehaviour) {
   CallOutcome graph = gw_->CallTool("memory.read_graph", json::object(), nullptr);
   ASSERT_TRUE(graph.ok) << graph.error_message;
   EXPECT_NE(graph.value.dump().find("Ada"), std::string::npos) << graph.value.dump();
+}
+
+// A downstream result nested deeper than code that serializes values can
+// take (jsonrpc_client.h kMaxMessageDepth) stays the text it came as; a
+// shallow one is parsed as before. 200 000 levels would overflow a thread's
+// stack in json::dump if it were parsed.
+TEST_F(GatewayStdio, DeeplyNestedResultStaysText) {
+  CallOutcome shallow = gw_->CallTool("test.deep", {{"depth", 3}}, nullptr);
+  ASSERT_TRUE(shallow.ok) << shallow.error_message;
+  EXPECT_EQ(shallow.value, json::parse("[[[]]]"));
+  CallOutcome deep = gw_->CallTool("test.deep", {{"depth", 200000}}, nullptr);
+  ASSERT_TRUE(deep.ok) << deep.error_message;
+  ASSERT_TRUE(deep.value.is_string());
+  EXPECT_EQ(deep.value.get<std::string>().size(), 400000u);
+  EXPECT_EQ(deep.value.dump().size(), 400002u);
 }
 
 TEST_F(GatewayStdio, BadCallsGetStableCodes) {

@@ -1,8 +1,11 @@
 // Behaviour of the jail itself: real programs, real limits.
 #include "jail/jail.h"
 
+#include <cstdio>
+
 #include <gtest/gtest.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "jail/host.h"
@@ -112,6 +115,44 @@ TEST_F(JailTest, ExecFailureIsReported) {
   ExecResult r = Run({"/nonexistent"});
   EXPECT_EQ(r.outcome, ExecResult::Outcome::kExecFailed);
   EXPECT_NE(r.error.find("No such file"), std::string::npos) << r.error;
+}
+
+}  // namespace
+}  // namespace airlock::jail
+
+namespace airlock::jail {
+namespace {
+
+// A mapped bind (how airlock-js reaches /opt/airlock) whose source sits in a
+// directory only its owner may enter: the jail's clone opens it for init, so
+// the unprivileged mapped uid needs no search permission on the way (the
+// checkout need not be o+x), and the fd it used is gone before the program
+// runs.
+TEST_F(JailTest, MappedBindNeedsNoSearchPermissionAndLeavesNoFd) {
+  char tmpl[] = "/tmp/airlock-bind-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  ASSERT_EQ(chmod(dir.c_str(), 0700), 0);
+  const std::string file = dir + "/engine";
+  {
+    FILE* f = fopen(file.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    fputs("engine bytes\n", f);
+    fclose(f);
+  }
+  JailConfig config;
+  config.binds = {{file, false, "/opt/airlock/engine"}};
+  ExecResult r = Run({"/bin/sh", "-c", "cat /opt/airlock/engine; ls /proc/self/fd | tr '\\n' ' '"}, {}, "", config);
+  EXPECT_EQ(r.outcome, ExecResult::Outcome::kExited) << r.error << r.stderr_data;
+  EXPECT_EQ(r.exit_code, 0) << r.stderr_data;
+  // cat's output, then the fds of ls: 0 1 2 and the one it reads the
+  // directory with; no O_PATH fd of a host file.
+  EXPECT_EQ(r.stdout_data, "engine bytes\n0 1 2 3 ");
+  // Read-only inside.
+  ExecResult w = Run({"/bin/sh", "-c", "echo x > /opt/airlock/engine"}, {}, "", config);
+  EXPECT_NE(w.exit_code, 0);
+  unlink(file.c_str());
+  rmdir(dir.c_str());
 }
 
 }  // namespace

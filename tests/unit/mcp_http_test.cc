@@ -79,6 +79,24 @@ std::vector<json> SseMessages(const std::string& body) {
   return out;
 }
 
+// An idle keep-alive connection (an SDK client's, after its session) must
+// not hold Stop() for the keep-alive timeout (5 s): `serve --http` exits
+// at once.
+TEST_F(McpHttpTest, StopDoesNotWaitForIdleKeepAliveConnections) {
+  Start();
+  client_->set_keep_alive(true);
+  std::string id = Initialize();
+  ASSERT_FALSE(id.empty());
+  auto listed = Post({{"jsonrpc", "2.0"}, {"id", 2}, {"method", "tools/list"}}, Session(id));
+  ASSERT_TRUE(listed);
+  EXPECT_EQ(listed->status, 200);
+  const auto start = std::chrono::steady_clock::now();
+  http_->Stop();
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_LT(took, std::chrono::milliseconds(1500))
+      << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms";
+}
+
 TEST_F(McpHttpTest, InitializeCreatesASession) {
   Start();
   auto res = Post(InitializeRequest(1));
@@ -345,6 +363,62 @@ TEST_F(McpHttpTest, GetStreamCarriesServerMessages) {
   client_->Delete("/mcp", Session(id));  // ends the stream
   reader.join();
   EXPECT_NE(received.find("notifications/tools/list_changed"), std::string::npos) << received;
+}
+
+// A GET stream broken off is resumed with Last-Event-ID: the client gets
+// the messages after that id (sent while it had no stream too), not the
+// ones before, and then the stream goes on.
+TEST_F(McpHttpTest, GetStreamResumesAfterLastEventId) {
+  Start();
+  std::string id = Initialize();
+  server_->NotifyToolsChanged();  // event 1, no stream open
+  server_->NotifyToolsChanged();  // event 2
+  // Reads the stream until `want` appears (or 10 s), then drops it.
+  auto read_until = [&](const std::string& last_event_id, const std::string& want) {
+    httplib::Headers h = Session(id);
+    h.emplace("Accept", "text/event-stream");
+    if (!last_event_id.empty()) h.emplace("Last-Event-ID", last_event_id);
+    std::string received;
+    httplib::Client c("127.0.0.1", http_->port());
+    c.set_read_timeout(10);
+    for (int attempt = 0; attempt < 50; ++attempt) {  // the previous stream may still be detaching
+      received.clear();
+      auto res = c.Get("/mcp", h, [&](const char* data, size_t len) {
+        received.append(data, len);
+        return received.find(want) == std::string::npos;
+      });
+      if (received.find(want) != std::string::npos || (res && res->status != 409)) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return received;
+  };
+  std::string first = read_until("1", "id: 2\n");
+  EXPECT_EQ(first.find("id: 1\n"), std::string::npos) << first;
+  EXPECT_NE(first.find("id: 2\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\""),
+            std::string::npos)
+      << first;
+  server_->NotifyToolsChanged();  // event 3, while the client is away
+  std::string second = read_until("2", "id: 3\n");
+  EXPECT_EQ(second.find("id: 2\n"), std::string::npos) << second;
+  EXPECT_NE(second.find("id: 3\n"), std::string::npos) << second;
+  httplib::Headers bad = Session(id);
+  bad.emplace("Accept", "text/event-stream");
+  bad.emplace("Last-Event-ID", "not-a-number");
+  auto res = client_->Get("/mcp", bad);
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 400);
+}
+
+// `shutdown` (older clients) cancels the session's work and closes it.
+TEST_F(McpHttpTest, ShutdownClosesTheSession) {
+  Start();
+  std::string id = Initialize();
+  auto bye = Post({{"jsonrpc", "2.0"}, {"id", 7}, {"method", "shutdown"}}, Session(id));
+  ASSERT_TRUE(bye);
+  EXPECT_EQ(json::parse(bye->body)["result"], json::object());
+  auto after = Post({{"jsonrpc", "2.0"}, {"id", 8}, {"method", "tools/list"}}, Session(id));
+  ASSERT_TRUE(after);
+  EXPECT_NE(after->body.find("Session closed"), std::string::npos) << after->body;
 }
 
 TEST_F(McpHttpTest, IdleSessionsExpire) {

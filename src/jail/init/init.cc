@@ -63,8 +63,16 @@ Status Setup(const json& msg, FsSetup* fs) {
   fs->work_inodes = U64(msg, "work_inodes", fs->work_inodes);
   fs->sandbox_uid = static_cast<uint32_t>(U64(msg, "sandbox_uid", fs->sandbox_uid));
   if (msg.contains("hostname") && msg["hostname"].is_string()) fs->hostname = msg["hostname"];
+  fs->mapped_fds_from = static_cast<int>(U64(msg, "mapped_fds_from", 0));
   if (unshare(CLONE_NEWCGROUP) != 0) return ErrnoError("unshare cgroup namespace");
-  AIRLOCK_RETURN_IF_ERROR(BuildJailFilesystem(*fs));
+  Status built = BuildJailFilesystem(*fs);
+  // The mapped binds' source fds (jail.cc) reach host files: none may
+  // survive into anything init runs.
+  if (fs->mapped_fds_from > 0 && !fs->mapped_paths.empty()) {
+    const unsigned first = static_cast<unsigned>(fs->mapped_fds_from);
+    syscall(SYS_close_range, first, first + static_cast<unsigned>(fs->mapped_paths.size()) - 1, 0);
+  }
+  AIRLOCK_RETURN_IF_ERROR(built);
   DropInitCapabilities();
   return OkStatus();
 }

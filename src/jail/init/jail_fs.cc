@@ -60,16 +60,20 @@ unsigned long LockedFlags(const std::string& path) {
   return f;
 }
 
-// Binds host `path` (seen at /oldroot/path) read-only at newroot/target.
-Status BindReadOnly(const std::string& path, const std::string& target, bool optional) {
+// Binds host `path` (seen at /oldroot/path) read-only at newroot/target;
+// with `fd` >= 0 (an O_PATH fd of that path), from the fd instead.
+Status BindReadOnly(const std::string& path, const std::string& target, bool optional, int fd = -1) {
   if (path.empty() || path[0] != '/' || target.empty() || target[0] != '/' ||
       path.find("/..") != std::string::npos || target.find("/..") != std::string::npos) {
     return InvalidArgument("bind paths must be absolute without \"..\": " + path + " -> " + target);
   }
-  const std::string src = std::string(kOldRoot) + path;
+  // The host's /proc is still attached under /oldroot; its /proc/self/fd/N
+  // reaches the file without walking `path` (no search permission needed).
+  const std::string src =
+      fd >= 0 ? std::string(kOldRoot) + "/proc/self/fd/" + std::to_string(fd) : std::string(kOldRoot) + path;
   const std::string dst = std::string(kNewRoot) + target;
   struct stat st;
-  if (lstat(src.c_str(), &st) != 0) {
+  if ((fd >= 0 ? fstat(fd, &st) : lstat(src.c_str(), &st)) != 0) {
     if (optional) return OkStatus();
     return ErrnoError("required jail path " + path);
   }
@@ -180,7 +184,12 @@ Status BuildJailFilesystem(const FsSetup& setup) {
   AIRLOCK_RETURN_IF_ERROR(Mount("tmpfs", kNewRoot, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,nr_inodes=4096,mode=0755"));
   for (const std::string& p : setup.ro_paths) AIRLOCK_RETURN_IF_ERROR(BindReadOnly(p, p, false));
   for (const std::string& p : setup.optional_paths) AIRLOCK_RETURN_IF_ERROR(BindReadOnly(p, p, true));
-  for (const auto& [host, jail] : setup.mapped_paths) AIRLOCK_RETURN_IF_ERROR(BindReadOnly(host, jail, false));
+  for (size_t i = 0; i < setup.mapped_paths.size(); ++i) {
+    const auto& [host, jail] = setup.mapped_paths[i];
+    int fd = setup.mapped_fds_from > 0 ? setup.mapped_fds_from + static_cast<int>(i) : -1;
+    if (fd >= 0 && fcntl(fd, F_GETFD) < 0) fd = -1;  // the clone could not open it: by path
+    AIRLOCK_RETURN_IF_ERROR(BindReadOnly(host, jail, false, fd));
+  }
   AIRLOCK_RETURN_IF_ERROR(BuildEtc(setup));
   AIRLOCK_RETURN_IF_ERROR(BuildDev());
   AIRLOCK_RETURN_IF_ERROR(BuildWork(setup));

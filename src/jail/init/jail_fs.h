@@ -26,6 +26,11 @@ struct FsSetup {
   std::vector<std::string> optional_paths; // like ro_paths but skipped if missing
   // {host path, jail path}: required read-only binds at another place.
   std::vector<std::pair<std::string, std::string>> mapped_paths;
+  // > 0: mapped_paths[i]'s source is open (O_PATH) at fd mapped_fds_from + i
+  // when that fd is open (the jail's clone opened it; see jail.cc), and is
+  // bound from there instead of by path. The fds are closed once the
+  // filesystem is built, whatever happens.
+  int mapped_fds_from = 0;
   uint64_t work_bytes = 64ull << 20;
   uint64_t work_inodes = 4096;
   std::string hostname = "airlock";

@@ -58,11 +58,18 @@ StatusOr<json> GatewayTool::Call(const json& arguments, ToolCallContext& ctx) {
     row.decision = "allowed";
     gateway::CallOutcome r = gateway_.CallTool(entry_.name, args, &ctx.cancel());
     if (r.ok) {
-      row.result_status = "ok";
       const std::string text = r.value.is_string() ? r.value.get<std::string>() : codemode::Dump(r.value);
       row.result_bytes = static_cast<int64_t>(text.size());
-      out = {{"content", json::array({{{"type", "text"}, {"text", text}}})}};
-      if (r.value.is_object()) out["structuredContent"] = r.value;
+      if (text.size() > max_result_bytes_) {
+        row.result_status = "result_too_large";
+        out = CodeModeErrorResult("E_LIMIT_RESULT", "the tool's result is " + std::to_string(text.size()) +
+                                                        " bytes, over the limit of " +
+                                                        std::to_string(max_result_bytes_) + " bytes");
+      } else {
+        row.result_status = "ok";
+        out = {{"content", json::array({{{"type", "text"}, {"text", text}}})}};
+        if (r.value.is_object()) out["structuredContent"] = r.value;
+      }
     } else {
       row.result_status = r.error_code == gateway::kErrCancelled ? "timeout" : "is_error";
       out = {{"content", json::array({{{"type", "text"}, {"text", r.error_message}}})}, {"isError", true}};

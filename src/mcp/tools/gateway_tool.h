@@ -19,8 +19,12 @@ namespace airlock::mcp {
 
 class GatewayTool : public Tool {
  public:
-  GatewayTool(gateway::Gateway& gateway, const Access& access, audit::AuditLog* audit, gateway::ToolEntry entry)
-      : gateway_(gateway), access_(access), audit_(audit), entry_(std::move(entry)) {}
+  // A result whose serialized value exceeds `max_result_bytes` (code mode's
+  // codeMode.limits.max_result_bytes, 1 MiB by default) is withheld: the
+  // caller gets an E_LIMIT_RESULT tool error and the audit row says so.
+  GatewayTool(gateway::Gateway& gateway, const Access& access, audit::AuditLog* audit, gateway::ToolEntry entry,
+              uint64_t max_result_bytes)
+      : gateway_(gateway), access_(access), audit_(audit), entry_(std::move(entry)), max_result_bytes_(max_result_bytes) {}
 
   std::string name() const override { return entry_.name; }
   nlohmann::json Definition() override;
@@ -31,6 +35,7 @@ class GatewayTool : public Tool {
   const Access& access_;
   audit::AuditLog* audit_;
   const gateway::ToolEntry entry_;
+  const uint64_t max_result_bytes_;
 };
 
 }  // namespace airlock::mcp

@@ -98,6 +98,13 @@ StatusOr<json> ProposeCodeToolTool::Call(const json& arguments, ToolCallContext&
     }
   }
   if (Status st = codetools::ValidateProposal(p); !st.ok()) return refuse("E_INVALID_REQUEST", st.message());
+  // Counted only for proposals that would be stored.
+  if (!rate_.TryAcquire(caller.user)) {
+    const auto wait = std::chrono::duration_cast<std::chrono::seconds>(rate_.RetryAfter(caller.user)).count();
+    return refuse("E_RATE_LIMITED", "at most " + std::to_string(rate_.max_events()) +
+                                        " proposals per hour per user; try again in " + std::to_string(wait + 1) +
+                                        " s");
+  }
   if (audit_ != nullptr) {
     Status st = audit_->Event({.kind = "code_tool_propose",
                                .actor = caller.user,

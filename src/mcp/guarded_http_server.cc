@@ -1,0 +1,171 @@
+#include "mcp/guarded_http_server.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <string>
+#include <string_view>
+
+namespace airlock::mcp {
+namespace {
+
+// httplib::Stream over a connected socket. The request header, which the
+// lobby saw complete in the kernel's buffer, is read in one go; everything
+// else is read exactly as asked (httplib asks for the body's remaining
+// length, or byte by byte for chunk lines), so nothing of a next request is
+// consumed.
+class SocketStream : public httplib::Stream {
+ public:
+  SocketStream(int fd, int read_timeout_ms, int write_timeout_ms)
+      : fd_(fd), read_timeout_ms_(read_timeout_ms), write_timeout_ms_(write_timeout_ms) {
+    PrefetchHeader();
+  }
+
+  bool is_readable() const override { return pos_ < buf_.size() || Poll(POLLIN, read_timeout_ms_); }
+  bool is_writable() const override { return Poll(POLLOUT, write_timeout_ms_) && Alive(); }
+
+  ssize_t read(char* ptr, size_t size) override {
+    if (pos_ < buf_.size()) {
+      const size_t n = std::min(size, buf_.size() - pos_);
+      std::memcpy(ptr, buf_.data() + pos_, n);
+      pos_ += n;
+      return static_cast<ssize_t>(n);
+    }
+    if (!Poll(POLLIN, read_timeout_ms_)) return -1;
+    ssize_t n;
+    do {
+      n = recv(fd_, ptr, size, 0);
+    } while (n < 0 && errno == EINTR);
+    return n;
+  }
+
+  // As httplib's own stream: a peer that has closed (FIN seen) fails the
+  // write at once, so a response stream notices a vanished client.
+  ssize_t write(const char* ptr, size_t size) override {
+    if (!is_writable()) return -1;
+    ssize_t n;
+    do {
+      n = send(fd_, ptr, size, MSG_NOSIGNAL);
+    } while (n < 0 && errno == EINTR);
+    return n;
+  }
+
+  void get_remote_ip_and_port(std::string& ip, int& port) const override {
+    Address(getpeername, ip, port);
+  }
+  void get_local_ip_and_port(std::string& ip, int& port) const override { Address(getsockname, ip, port); }
+  socket_t socket() const override { return fd_; }
+
+ private:
+  void PrefetchHeader() {
+    char peek[64 << 10];
+    const ssize_t n = recv(fd_, peek, sizeof peek, MSG_PEEK | MSG_DONTWAIT);
+    if (n <= 0) return;
+    const std::string_view head(peek, static_cast<size_t>(n));
+    size_t end = head.find("\r\n\r\n");
+    size_t len = end != std::string_view::npos ? end + 4 : std::string_view::npos;
+    if (size_t lf = head.find("\n\n"); lf != std::string_view::npos && (len == std::string_view::npos || lf + 2 < len)) {
+      len = lf + 2;
+    }
+    if (len == std::string_view::npos) return;
+    buf_.resize(len);
+    ssize_t got = recv(fd_, buf_.data(), len, MSG_DONTWAIT);
+    buf_.resize(got > 0 ? static_cast<size_t>(got) : 0);
+  }
+
+  bool Poll(short events, int timeout_ms) const {
+    pollfd p{fd_, events, 0};
+    int r;
+    do {
+      r = poll(&p, 1, timeout_ms);
+    } while (r < 0 && errno == EINTR);
+    return r > 0 && (p.revents & events) != 0;
+  }
+
+  // False once the peer has closed (a readable socket with nothing to read).
+  bool Alive() const {
+    pollfd p{fd_, POLLIN, 0};
+    if (poll(&p, 1, 0) <= 0) return true;
+    char c;
+    return recv(fd_, &c, 1, MSG_PEEK | MSG_DONTWAIT) > 0;
+  }
+
+  template <typename Fn>
+  void Address(Fn fn, std::string& ip, int& port) const {
+    sockaddr_storage addr{};
+    socklen_t len = sizeof addr;
+    if (fn(fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) return;
+    char text[INET6_ADDRSTRLEN] = {};
+    if (addr.ss_family == AF_INET) {
+      const auto* a = reinterpret_cast<const sockaddr_in*>(&addr);
+      inet_ntop(AF_INET, &a->sin_addr, text, sizeof text);
+      port = ntohs(a->sin_port);
+    } else if (addr.ss_family == AF_INET6) {
+      const auto* a = reinterpret_cast<const sockaddr_in6*>(&addr);
+      inet_ntop(AF_INET6, &a->sin6_addr, text, sizeof text);
+      port = ntohs(a->sin6_port);
+    }
+    ip = text;
+  }
+
+  const int fd_;
+  const int read_timeout_ms_;
+  const int write_timeout_ms_;
+  std::string buf_;
+  size_t pos_ = 0;
+};
+
+}  // namespace
+
+GuardedHttpServer::GuardedHttpServer(int threads, ConnectionLobby::Options lobby)
+    : lobby_(lobby, [this](int fd) {
+        httplib::TaskQueue* pool = pool_.load();
+        if (pool == nullptr || shutting_down_) {
+          shutdown(fd, SHUT_RDWR);
+          close(fd);
+          return;
+        }
+        pool->enqueue([this, fd] { ServeOne(fd); });
+      }) {
+  new_task_queue = [this, threads] {
+    auto* pool = new httplib::ThreadPool(threads);
+    pool_ = pool;
+    return pool;
+  };
+}
+
+GuardedHttpServer::~GuardedHttpServer() { Shutdown(); }
+
+void GuardedHttpServer::Shutdown() {
+  if (shutting_down_.exchange(true)) return;
+  lobby_.Stop();  // no more hand-overs to the pool from here on
+  stop();
+}
+
+bool GuardedHttpServer::process_and_close_socket(socket_t sock) {
+  lobby_.Add(sock, /*kept_alive=*/false);
+  return true;
+}
+
+void GuardedHttpServer::ServeOne(int fd) {
+  bool connection_closed = false;
+  bool ok;
+  {
+    SocketStream stream(fd, static_cast<int>(read_timeout_sec_ * 1000 + read_timeout_usec_ / 1000),
+                        static_cast<int>(write_timeout_sec_ * 1000 + write_timeout_usec_ / 1000));
+    const bool close_connection = shutting_down_ || svr_sock_ == INVALID_SOCKET;
+    ok = process_request(stream, close_connection, connection_closed, nullptr) && !close_connection;
+  }
+  if (ok && !connection_closed && !shutting_down_) {
+    lobby_.Add(fd, /*kept_alive=*/true);
+  } else {
+    shutdown(fd, SHUT_RDWR);
+    close(fd);
+  }
+}
+
+}  // namespace airlock::mcp

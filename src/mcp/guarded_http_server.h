@@ -1,0 +1,50 @@
+// cpp-httplib's Server with its connections handled by airlock: a
+// connection gets a pool thread only while a request of it is being read
+// and answered (ConnectionLobby holds it otherwise), so slow or idle
+// clients cannot occupy the pool, and Shutdown() is immediate.
+//
+//   GuardedHttpServer http(threads, {});   // then Get/Post/... as usual
+//   http.bind_to_port(...); std::thread t([&] { http.listen_after_bind(); });
+//   ...
+//   http.Shutdown(); t.join();
+//
+// Per connection, requests are served one at a time (HTTP/1.1 keep-alive);
+// bytes of a pipelined next request are never read ahead, so they wait in
+// the kernel for the lobby.
+#ifndef AIRLOCK_MCP_GUARDED_HTTP_SERVER_H_
+#define AIRLOCK_MCP_GUARDED_HTTP_SERVER_H_
+
+#include <httplib.h>
+
+#include <atomic>
+#include <memory>
+
+#include "mcp/connection_lobby.h"
+
+namespace airlock::mcp {
+
+class GuardedHttpServer : public httplib::Server {
+ public:
+  GuardedHttpServer(int threads, ConnectionLobby::Options lobby);
+  ~GuardedHttpServer() override;
+
+  // Closes waiting connections, then stops listening (httplib's stop());
+  // requests being answered finish on their threads. Idempotent.
+  void Shutdown();
+  size_t waiting_connections() const { return lobby_.waiting(); }
+
+ private:
+  // httplib calls this on a pool thread for every accepted connection.
+  bool process_and_close_socket(socket_t sock) override;
+  // Reads and answers one request of `fd`, then returns it to the lobby
+  // (keep-alive) or closes it.
+  void ServeOne(int fd);
+
+  std::atomic<httplib::TaskQueue*> pool_{nullptr};
+  std::atomic<bool> shutting_down_{false};
+  ConnectionLobby lobby_;
+};
+
+}  // namespace airlock::mcp
+
+#endif  // AIRLOCK_MCP_GUARDED_HTTP_SERVER_H_
