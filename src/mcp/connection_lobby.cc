@@ -70,7 +70,7 @@ void ConnectionLobby::Close(int fd) {
   close(fd);
 }
 
-void ConnectionLobby::Check(int fd) {
+void ConnectionLobby::Check(int fd, uint32_t events) {
   std::vector<char>& peeked = peek_buffer_;  // only this thread checks
   peeked.resize(options_.max_header_bytes);
   const ssize_t n = recv(fd, peeked.data(), peeked.size(), MSG_PEEK | MSG_DONTWAIT);
@@ -87,7 +87,10 @@ void ConnectionLobby::Check(int fd) {
     ready_(fd);
     return;
   }
-  if (static_cast<size_t>(n) >= options_.max_header_bytes) return Close(fd);
+  // Too long, or the client stopped sending (FIN) before its header ended.
+  if (static_cast<size_t>(n) >= options_.max_header_bytes || (events & (EPOLLRDHUP | EPOLLHUP)) != 0) {
+    return Close(fd);
+  }
   if (!it->second.first_byte_seen) {  // a kept-alive connection's next request begins
     it->second.first_byte_seen = true;
     it->second.deadline = Clock::now() + options_.header_deadline;
@@ -116,7 +119,7 @@ void ConnectionLobby::Loop() {
     const int n = epoll_wait(epoll_.get(), events.data(), static_cast<int>(events.size()), timeout_ms);
     for (int i = 0; i < n; ++i) {
       if (events[i].data.fd == wake_.get()) continue;
-      Check(events[i].data.fd);
+      Check(events[i].data.fd, events[i].events);
     }
   }
 }

@@ -14,12 +14,14 @@
 // Deadlines: a new connection has header_deadline to deliver its header; a
 // kept-alive one has idle_timeout for its next request's first byte, then
 // header_deadline from that byte. A connection past its deadline, at EOF,
-// in error, or whose header exceeds max_header_bytes is closed. Thread-safe.
+// in error, half-closed before its header ended, or whose header exceeds
+// max_header_bytes is closed. Thread-safe.
 #ifndef AIRLOCK_MCP_CONNECTION_LOBBY_H_
 #define AIRLOCK_MCP_CONNECTION_LOBBY_H_
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -62,7 +64,7 @@ class ConnectionLobby {
   };
   void Loop();
   // Handles a readiness event: hands over, keeps waiting, or closes.
-  void Check(int fd);
+  void Check(int fd, uint32_t events);
   void Close(int fd);  // mu_ held
 
   const Options options_;

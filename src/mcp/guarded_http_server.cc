@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -147,6 +148,10 @@ void GuardedHttpServer::Shutdown() {
 }
 
 bool GuardedHttpServer::process_and_close_socket(socket_t sock) {
+  // Responses go out in several writes (headers, chunks, SSE events):
+  // without TCP_NODELAY each waits for the client's delayed ACK (~40 ms).
+  int one = 1;
+  setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   lobby_.Add(sock, /*kept_alive=*/false);
   return true;
 }

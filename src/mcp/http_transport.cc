@@ -179,18 +179,19 @@ struct HttpTransport::Entry {
 
 namespace {
 
-// Counts an HTTP exchange as activity on its session for its lifetime.
+// Counts an HTTP exchange as activity on its session for its lifetime, and
+// keeps the session's entry alive that long: a response stream may outlive
+// the session (DELETE, idle reaping, Stop) and still touch its counters.
 class ActiveGuard {
  public:
-  explicit ActiveGuard(std::atomic<int>& n, std::atomic<int64_t>& last) : n_(n), last_(last) { ++n_; }
+  explicit ActiveGuard(std::shared_ptr<HttpTransport::Entry> entry) : entry_(std::move(entry)) { ++entry_->active; }
   ~ActiveGuard() {
-    last_ = NowMs();
-    --n_;
+    entry_->last_activity_ms = NowMs();
+    --entry_->active;
   }
 
  private:
-  std::atomic<int>& n_;
-  std::atomic<int64_t>& last_;
+  const std::shared_ptr<HttpTransport::Entry> entry_;
 };
 
 }  // namespace
@@ -478,7 +479,7 @@ void HttpTransport::HandlePost(const httplib::Request& req, httplib::Response& r
 
   std::shared_ptr<Entry> entry = FindSession(req, res);
   if (!entry) return;
-  auto guard = std::make_shared<ActiveGuard>(entry->active, entry->last_activity_ms);
+  auto guard = std::make_shared<ActiveGuard>(entry);
   auto channel = std::make_shared<CallChannel>();
   if (m.kind != jsonrpc::Kind::kRequest) {
     entry->session->Handle(m, channel);
@@ -505,7 +506,7 @@ void HttpTransport::Respond(const std::shared_ptr<Entry>& entry, const jsonrpc::
     res.set_content(jsonrpc::Serialize(response), "application/json");
     return;
   }
-  auto guard = std::make_shared<ActiveGuard>(entry->active, entry->last_activity_ms);
+  auto guard = std::make_shared<ActiveGuard>(entry);
   std::shared_ptr<Session> session = entry->session;
   const json id = m.id;
   const auto heartbeat = std::chrono::milliseconds(options_.heartbeat_ms);
@@ -605,7 +606,7 @@ void HttpTransport::HandleGet(const httplib::Request& req, httplib::Response& re
   if (!entry->stream->Attach(last_event_id)) {
     return Reject(res, 409, "Conflict: this session already has a GET stream");
   }
-  auto guard = std::make_shared<ActiveGuard>(entry->active, entry->last_activity_ms);
+  auto guard = std::make_shared<ActiveGuard>(entry);
   std::shared_ptr<StreamChannel> channel = entry->stream;
   res.set_header("Cache-Control", "no-cache");
   res.set_chunked_content_provider(

@@ -124,10 +124,11 @@ class HttpTransport {
   std::string url(const std::string& path) const;
   size_t session_count() const;
 
+  struct Entry;  // one session's state (opaque: http_transport.cc)
+
  private:
   class CallChannel;
   class StreamChannel;
-  struct Entry;
 
   void Install();
   bool PreCheck(const httplib::Request& req, httplib::Response& res);

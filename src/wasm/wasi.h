@@ -72,6 +72,12 @@ struct WasiOptions {
   // this once and reads what it returns (a pre-started guest's input, which
   // exists only after the hand-over).
   std::function<std::string()> stdin_source;
+  // When set, what the guest writes to stdout (fd 1) and stderr (fd 2) is
+  // passed on as it is written, uncapped and not kept (stdout_output() stays
+  // empty): airlock-js writes it to its own pipes, whose reader (the jail's
+  // supervisor) enforces the run's output limit exactly as for a native
+  // program, ending the run at the limit or dropping the rest.
+  std::function<void(int fd, std::string_view bytes)> output_sink;
   WasiHost host;
 };
 

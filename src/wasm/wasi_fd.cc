@@ -188,7 +188,12 @@ Errno WasiContext::FdWrite(GuestMemory& mem, uint32_t fd, uint32_t iovs, uint32_
     mem.LoadString(buf, len, &bytes);
     if (stream) {
       int which = f->kind == FdKind::kStdout ? 0 : 1;
-      AppendOutput(out_[which], which == 0 ? opts_.stdout_cap : opts_.stderr_cap, bytes);
+      if (opts_.output_sink) {
+        out_[which].total += bytes.size();
+        opts_.output_sink(which + 1, bytes);
+      } else {
+        AppendOutput(out_[which], which == 0 ? opts_.stdout_cap : opts_.stderr_cap, bytes);
+      }
     } else if (Errno e = vfs_.Write(f->node, pos, bytes); e != Errno::kSuccess) {
       if (total == 0) return e;
       break;  // a short write, as POSIX reports a partial success

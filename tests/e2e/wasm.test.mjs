@@ -233,6 +233,22 @@ describe('WASM tier through the MCP SDK client', () => {
     assert.ok(Date.now() - t0 < 10000, `took ${Date.now() - t0} ms`);
   });
 
+  // The soak found WASI programs' output capped inside the engine, so a
+  // flood ran on to its deadline with status ok/timeout: now the jail's
+  // supervisor sees the output as it is written and ends the run at the
+  // limit, as for a native program.
+  it('an output flood in the WASM tier ends at the output limit, not the deadline', async () => {
+    const t0 = Date.now();
+    const r = await run(conn.client, 'c', 'wasm',
+      '#include <stdio.h>\nint main(void) { for (;;) fputs("xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\\n", stdout); }',
+      { timeout_ms: 20000 });
+    assert.equal(r.structuredContent.status, 'output_limit', describeResult(r));
+    assert.equal(r.structuredContent.stdout_truncated, true, describeResult(r));
+    assert.ok(Date.now() - t0 < 15000, `took ${Date.now() - t0} ms`);
+    const small = await run(conn.client, 'c', 'wasm', '#include <stdio.h>\nint main(void) { puts("just this"); }');
+    assert.equal(small.structuredContent.stdout, 'just this\n', describeResult(small));
+  });
+
   it('a tier the language lacks is a clear tool error', async () => {
     const r = await runCode(conn.client, { language: 'bash', code: 'echo hi', isolation: 'wasm' });
     assert.equal(r.isError, true);

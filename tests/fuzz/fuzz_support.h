@@ -4,9 +4,9 @@
 //   uint8_t op = in.Byte();            // 0 once the input is used up
 //   std::string rest = in.Rest();
 //
-// FakeExecutor answers every run at once (the fuzzed code is the protocol
-// around it, never a jail); FakeDownstream is an in-memory MCP server behind
-// a gateway::ClientTransport, so a gateway can be fuzzed without processes.
+// InstantExecutor answers every run at once (the fuzzed code is the
+// protocol around it, never a jail); fake_downstream.h has an in-memory MCP
+// server behind a gateway::ClientTransport.
 #ifndef AIRLOCK_TESTS_FUZZ_FUZZ_SUPPORT_H_
 #define AIRLOCK_TESTS_FUZZ_FUZZ_SUPPORT_H_
 
@@ -14,6 +14,9 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include "runtimes/code_executor.h"
 
 namespace airlock::fuzz {
 
@@ -60,6 +63,34 @@ class FuzzInput {
   const uint8_t* data_;
   size_t size_;
   size_t pos_ = 0;
+};
+
+// Answers every run at once with its first 64 bytes of code as stdout; offers
+// python and c. The targets fuzz the protocol around runs, never a jail.
+class InstantExecutor : public runtimes::CodeExecutor {
+ public:
+  runtimes::RunResult Run(const runtimes::RunRequest& request, const runtimes::ProgressFn& progress,
+                          CancelToken& cancel, runtimes::BridgeHandler* bridge) override {
+    if (progress) progress(runtimes::RunPhase::kRunning);
+    runtimes::RunResult r;
+    r.status = runtimes::RunStatus::kOk;
+    r.language = request.language;
+    r.exit_code = 0;
+    r.stdout_text = request.code.substr(0, 64);
+    return r;
+  }
+  std::vector<runtimes::LanguageInfo> Languages() override {
+    runtimes::LanguageInfo py;
+    py.name = "python";
+    py.display_name = "Python";
+    py.version = "3.11";
+    runtimes::LanguageInfo c;
+    c.name = "c";
+    c.display_name = "C";
+    c.version = "12";
+    c.compiled = true;
+    return {py, c};
+  }
 };
 
 }  // namespace airlock::fuzz

@@ -17,36 +17,10 @@ namespace {
 
 using namespace airlock;
 
-class InstantExecutor : public runtimes::CodeExecutor {
- public:
-  runtimes::RunResult Run(const runtimes::RunRequest& request, const runtimes::ProgressFn& progress,
-                          CancelToken& cancel, runtimes::BridgeHandler* bridge) override {
-    if (progress) progress(runtimes::RunPhase::kRunning);
-    runtimes::RunResult r;
-    r.status = runtimes::RunStatus::kOk;
-    r.language = request.language;
-    r.exit_code = 0;
-    r.stdout_text = request.code.substr(0, 64);
-    return r;
-  }
-  std::vector<runtimes::LanguageInfo> Languages() override {
-    runtimes::LanguageInfo py;
-    py.name = "python";
-    py.display_name = "Python";
-    py.version = "3.11";
-    runtimes::LanguageInfo c;
-    c.name = "c";
-    c.display_name = "C";
-    c.version = "12";
-    c.compiled = true;
-    return {py, c};
-  }
-};
-
 struct Fixture {
   Fixture() : config(*config::ParseConfig(R"({"server": {"max_message_bytes": 65536}})")), server(config, executor) {}
   config::Config config;
-  InstantExecutor executor;
+  fuzz::InstantExecutor executor;
   mcp::McpServer server;
 };
 

@@ -120,44 +120,33 @@ export function cgroupOwner(name) {
 // directories below each.
 export function cgroupSnapshot(root = '/sys/fs/cgroup') {
   const found = [];
-  const walk = (dir, depth) => {
-    if (depth > 12) return;
-    let entries;
-    try {
-      entries = readdirSync(dir, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const e of entries) {
-      if (!e.isDirectory()) continue;
-      const p = path.join(dir, e.name);
-      if (e.name.startsWith('airlock-')) {
-        found.push({ path: p, owner: cgroupOwner(e.name), children: countDirs(p) });
-      }
-      walk(p, depth + 1);
-    }
-  };
-  walk(root, 0);
+  walkDirs(root, 12, (p, name) => {
+    if (name.startsWith('airlock-')) found.push({ path: p, owner: cgroupOwner(name), children: countDirs(p) });
+  });
   return found;
+}
+
+// Calls visit(path, name) for every directory below `dir`, depth first, at
+// most maxDepth levels down; unreadable directories are skipped.
+function walkDirs(dir, maxDepth, visit, depth = 0) {
+  if (depth > maxDepth) return;
+  let entries;
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return;
+  }
+  for (const e of entries) {
+    if (!e.isDirectory()) continue;
+    const p = path.join(dir, e.name);
+    visit(p, e.name);
+    walkDirs(p, maxDepth, visit, depth + 1);
+  }
 }
 
 function countDirs(dir) {
   let n = 0;
-  const walk = (d) => {
-    let entries;
-    try {
-      entries = readdirSync(d, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const e of entries) {
-      if (e.isDirectory()) {
-        n++;
-        walk(path.join(d, e.name));
-      }
-    }
-  };
-  walk(dir);
+  walkDirs(dir, Infinity, () => n++);
   return n;
 }
 

@@ -305,6 +305,11 @@ int WasiMainWith(int argc, char** argv, const WasiDriver& driver) {
   }
   wo.stdout_cap = flags->max_output_bytes;
   wo.stderr_cap = flags->max_output_bytes;
+  // Output streams out as the guest writes it: the jail's supervisor reads
+  // these pipes and applies the run's output limit (ending the run, or
+  // dropping the rest with stdout_truncated), as for a native program. A
+  // buffer here would hide an endless flood until the deadline.
+  wo.output_sink = [](int fd, std::string_view bytes) { Write(fd, bytes); };
   if (flags->deadline_ms > 0) wo.deadline_monotonic_ns = start_ns + flags->deadline_ms * 1'000'000ull;
   wasm::WasiContext wasi(vfs, std::move(wo));
   wasi_ptr = &wasi;
@@ -335,11 +340,6 @@ int WasiMainWith(int argc, char** argv, const WasiDriver& driver) {
   WasmOutcome outcome = driver(guest);
   capped->clear();
 
-  Write(1, wasi.stdout_output().data);
-  Write(2, wasi.stderr_output().data);
-  if (wasi.stdout_output().truncated || wasi.stderr_output().truncated) {
-    Write(2, "\n[airlock: output truncated at " + std::to_string(flags->max_output_bytes) + " bytes]\n");
-  }
   if (work) {
     if (Status st = SaveWorkDir(work, flags->work->first); !st.ok()) Write(2, "airlock-js: " + st.message() + "\n");
   }

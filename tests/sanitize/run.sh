@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# airlock's test suite under sanitizers (docs/security.md, "How we test"):
+#
+#   tests/sanitize/run.sh asan [GTEST_FILTER]   ASan + UBSan: every unit,
+#       jail and containment test (airlock_tests), then the SDK end-to-end
+#       suite against the instrumented `airlock serve`
+#   tests/sanitize/run.sh tsan [GTEST_FILTER]   TSan: the threaded parts
+#       (runner client, bridge relay and session, call queue, jail pool,
+#       HTTP transport and its connection lobby, console, gateway)
+#
+# Each builds in its own directory (build/asan, build/tsan) with g++'s
+# sanitizers. airlock-init and airlock-js, which run inside the jail under
+# the run's limits, are not instrumented: the plain build's are linked in
+# (CMakeLists.txt, AIRLOCK_SANITIZE). Any report fails the run.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+mode="${1:-}"
+filter="${2:-}"
+
+case "$mode" in
+  asan)
+    flags=address,undefined
+    export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:abort_on_error=0:detect_stack_use_after_return=0:${ASAN_OPTIONS:-}"
+    export LSAN_OPTIONS="suppressions=$here/lsan.supp:print_suppressions=0:${LSAN_OPTIONS:-}"
+    export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
+    ;;
+  tsan)
+    flags=thread
+    export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$here/tsan.supp:${TSAN_OPTIONS:-}"
+    : "${filter:=Runner*:*Bridge*:CallQueue*:JailPool*:*Pool*:McpHttp*:ConsoleHttp*:ConsoleApi*:Gateway*:CodeMode*:Session*:McpSession*:McpStdio*:Metrics*:JsonLogRelay*:RateWindow*}"
+    ;;
+  *) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+esac
+
+out="$repo/build/$mode"
+if [ ! -f "$out/build.ninja" ]; then
+  cmake -S "$repo" -B "$out" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAIRLOCK_SANITIZE="$flags" >/dev/null
+fi
+[ -x "$repo/build/airlock-init" ] || { echo "sanitize: build the plain tree first (scripts/setup.sh): its airlock-init and airlock-js run in the jail" >&2; exit 2; }
+cmake --build "$out" --target airlock airlock_tests
+
+echo "sanitize[$mode]: airlock_tests ${filter:+--gtest_filter=$filter}" >&2
+(cd "$out" && ./airlock_tests ${filter:+--gtest_filter="$filter"} --gtest_brief=1)
+
+if [ "$mode" = asan ] && [ -z "$filter" ]; then
+  echo "sanitize[$mode]: the SDK end-to-end suite against $out/airlock" >&2
+  (cd "$repo/tests/e2e" && AIRLOCK_BIN="$out/airlock" npm test --silent)
+fi
+echo "sanitize[$mode]: passed" >&2
