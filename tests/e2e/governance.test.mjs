@@ -105,7 +105,7 @@ before(async () => {
   createKey('alice', 'admin');
   createKey('bob', 'analyst');
   createKey('carol', 'writer');
-  createKey('dave', 'analyst');
+  createKey('erin', 'analyst');
   server = await startHttpServer({ args: ['--config', configFile] });
 });
 
@@ -431,9 +431,9 @@ describe('audit (AU1..AU4) and keys', () => {
 
 describe('proposal rate limit', () => {
   it('refuses proposals past codeMode.proposals_per_hour per user, audited as denied', async () => {
-    const dave = await connectAs('dave');
-    const propose = (i) => dave.client.callTool({ name: 'propose_code_tool', arguments: {
-      name: `dave_tool_${i}`, description: 'rate limit test', language: 'javascript', code: 'return 1',
+    const erin = await connectAs('erin');
+    const propose = (i) => erin.client.callTool({ name: 'propose_code_tool', arguments: {
+      name: `erin_tool_${i}`, description: 'rate limit test', language: 'javascript', code: 'return 1',
       connectors: ['test'] } });
     for (let i = 0; i < 6; i++) {
       const r = await propose(i);
@@ -446,10 +446,10 @@ describe('proposal rate limit', () => {
     // Another user is not affected.
     const bob = await connectAs('bob');
     const other = await bob.client.callTool({ name: 'propose_code_tool', arguments: {
-      name: 'bob_after_dave', description: 'not limited by dave', language: 'javascript', code: 'return 1',
+      name: 'bob_after_erin', description: 'not limited by erin', language: 'javascript', code: 'return 1',
       connectors: ['test'] } });
     assert.ok(!other.isError, JSON.stringify(other.structuredContent));
-    const denied = audit(['--type', 'event', '--user', 'dave']).filter((r) => r.kind === 'code_tool_propose' &&
+    const denied = audit(['--type', 'event', '--user', 'erin']).filter((r) => r.kind === 'code_tool_propose' &&
       r.detail?.decision === 'denied');
     assert.equal(denied.length, 1, JSON.stringify(denied));
   });

@@ -100,6 +100,14 @@ mount -t tmpfs -o mode=0755 tmpfs "$R"
 mkdir "$R/upper" "$R/work" "$R/root"
 mount -t overlay overlay -o "lowerdir=/,upperdir=$R/upper,workdir=$R/work" "$R/root"
 N="$R/root"
+# The checkout and the build directory at their own paths: the overlay holds
+# the root filesystem only, not what is mounted on it (a tmpfs /tmp, say,
+# where CI's clone lives).
+for d in "$2" "$3"; do
+  [ -d "$d" ] || continue
+  mkdir -p "$N$d"
+  mount --bind "$d" "$N$d"
+done
 mount -t proc -o nosuid,nodev,noexec proc "$N/proc"
 mount -t sysfs -o nosuid,nodev,noexec sysfs "$N/sys"
 # cgroups: fresh mounts, seen from inside the cgroup namespace (root = ours).
@@ -151,7 +159,7 @@ mkdir "$work/root"
 (
   for d in "${cgdirs[@]}"; do echo "$BASHPID" > "$d/cgroup.procs"; done
   exec unshare --pid --fork --mount --propagation private --cgroup --net --uts --ipc \
-    bash "$work/boot.sh" "$work/root"
+    bash "$work/boot.sh" "$work/root" "$here" "$build"
 ) > "$bootlog" 2>&1 &
 unshare_pid=$!
 
