@@ -12,6 +12,14 @@
 
 namespace airlock::mcp {
 
+size_t RequestHeaderLength(std::string_view bytes) {
+  const size_t crlf = bytes.find("\r\n\r\n");
+  const size_t lf = bytes.find("\n\n");
+  size_t len = crlf != std::string_view::npos ? crlf + 4 : std::string_view::npos;
+  if (lf != std::string_view::npos && (len == std::string_view::npos || lf + 2 < len)) len = lf + 2;
+  return len;
+}
+
 ConnectionLobby::ConnectionLobby(Options options, ReadyFn ready)
     : options_(options),
       ready_(std::move(ready)),
@@ -79,8 +87,7 @@ void ConnectionLobby::Check(int fd, uint32_t events) {
   if (it == waiting_.end()) return;
   if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) return Close(fd);  // EOF or error
   if (n < 0) return;
-  const std::string_view head(peeked.data(), static_cast<size_t>(n));
-  if (head.find("\r\n\r\n") != std::string_view::npos || head.find("\n\n") != std::string_view::npos) {
+  if (RequestHeaderLength(std::string_view(peeked.data(), static_cast<size_t>(n))) != std::string_view::npos) {
     epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, fd, nullptr);
     waiting_.erase(it);
     lock.unlock();

@@ -25,12 +25,17 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <string_view>
 #include <thread>
 #include <vector>
 
 #include "base/unique_fd.h"
 
 namespace airlock::mcp {
+
+// The length of the request header at the start of `bytes` (through the
+// blank line that ends it, CRLF or bare LF), or npos while it is incomplete.
+size_t RequestHeaderLength(std::string_view bytes);
 
 class ConnectionLobby {
  public:

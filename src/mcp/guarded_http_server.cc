@@ -66,12 +66,7 @@ class SocketStream : public httplib::Stream {
     char peek[64 << 10];
     const ssize_t n = recv(fd_, peek, sizeof peek, MSG_PEEK | MSG_DONTWAIT);
     if (n <= 0) return;
-    const std::string_view head(peek, static_cast<size_t>(n));
-    size_t end = head.find("\r\n\r\n");
-    size_t len = end != std::string_view::npos ? end + 4 : std::string_view::npos;
-    if (size_t lf = head.find("\n\n"); lf != std::string_view::npos && (len == std::string_view::npos || lf + 2 < len)) {
-      len = lf + 2;
-    }
+    const size_t len = RequestHeaderLength(std::string_view(peek, static_cast<size_t>(n)));
     if (len == std::string_view::npos) return;
     buf_.resize(len);
     ssize_t got = recv(fd_, buf_.data(), len, MSG_DONTWAIT);

@@ -1,20 +1,15 @@
 #include "mcp/http_transport.h"
 
-#include <arpa/inet.h>
-#include <dirent.h>
 #include <httplib.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
 
 #include <charconv>
 #include <chrono>
-#include <cstdlib>
 #include <deque>
 #include <fstream>
 #include <optional>
 #include <sstream>
-#include <vector>
 
 #include "mcp/guarded_http_server.h"
 #include "mcp/http_security.h"
@@ -23,7 +18,6 @@
 
 namespace airlock::mcp {
 namespace {
-
 
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
@@ -99,8 +93,6 @@ class HttpTransport::CallChannel : public ReplyChannel {
   json response_;
 };
 
-// The session's server-initiated messages, delivered to the GET stream when
-// one is open (dropped otherwise: there is nothing to resume).
 // The session's GET stream of server-initiated messages. Every message gets
 // an SSE event id (1, 2, ...) and the last kStreamHistory are kept, attached
 // or not, so a client that lost its stream reconnects with Last-Event-ID
