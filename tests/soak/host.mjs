@@ -126,17 +126,20 @@ export function cgroupSnapshot(root = '/sys/fs/cgroup') {
   return found;
 }
 
+// The entries of `dir`, or none when it cannot be read.
+function entriesOf(dir) {
+  try {
+    return readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+}
+
 // Calls visit(path, name) for every directory below `dir`, depth first, at
 // most maxDepth levels down; unreadable directories are skipped.
 function walkDirs(dir, maxDepth, visit, depth = 0) {
   if (depth > maxDepth) return;
-  let entries;
-  try {
-    entries = readdirSync(dir, { withFileTypes: true });
-  } catch {
-    return;
-  }
-  for (const e of entries) {
+  for (const e of entriesOf(dir)) {
     if (!e.isDirectory()) continue;
     const p = path.join(dir, e.name);
     visit(p, e.name);
@@ -172,13 +175,7 @@ export function tempSnapshot(re = /airlock/i) {
 export function listTree(dir) {
   const out = [];
   const walk = (d, rel) => {
-    let entries;
-    try {
-      entries = readdirSync(d, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const e of entries) {
+    for (const e of entriesOf(d)) {
       const r = rel ? `${rel}/${e.name}` : e.name;
       if (e.isDirectory()) {
         out.push(`${r}/`);
