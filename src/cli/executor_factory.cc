@@ -58,6 +58,14 @@ StatusOr<LocalRuntime> MakeLocalRuntime(const config::Config& config, bool allow
     languages.push_back(std::move(spec));
   }
   AIRLOCK_ASSIGN_OR_RETURN(rt.executor, runtimes::LocalExecutor::Create(*rt.host, limits, std::move(languages)));
+  if (pooled && config.build_cache.enabled && config.build_cache.precompiled_headers) {
+    StatusOr<std::unique_ptr<runtimes::PchCache>> pch = runtimes::PchCache::Open(config.PchDir());
+    if (pch.ok()) {
+      rt.executor->EnablePrecompiledHeaders(std::move(*pch), config.pool.warm);
+    } else {  // compiles still work, parsing every header
+      std::cerr << "airlock runner: warning: no precompiled headers: " << pch.status().message() << "\n";
+    }
+  }
   if (pooled && config.pool.enabled) {
     const config::PoolConfig& p = config.pool;
     rt.executor->EnablePool({.max_per_shape = p.max_per_language,

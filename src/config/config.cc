@@ -211,6 +211,8 @@ std::string Config::BuildCacheDir() const {
   return build_cache.dir.empty() ? ResolvedStateDir() + "/build-cache" : build_cache.dir;
 }
 
+std::string Config::PchDir() const { return BuildCacheDir() + "-pch"; }
+
 Config DefaultConfig() { return Config{}; }
 
 StatusOr<Config> ConfigFromJson(const json& j) {
@@ -242,8 +244,9 @@ StatusOr<Config> ConfigFromJson(const json& j) {
     return InvalidArgument("config.pool.min_per_language: exceeds max_per_language");
   }
   ObjectReader bc = root.Child("build_cache");
-  AIRLOCK_RETURN_IF_ERROR(bc.Check({"enabled", "max_mb", "dir"}));
+  AIRLOCK_RETURN_IF_ERROR(bc.Check({"enabled", "max_mb", "dir", "precompiled_headers"}));
   AIRLOCK_RETURN_IF_ERROR(bc.Bool("enabled", &c.build_cache.enabled));
+  AIRLOCK_RETURN_IF_ERROR(bc.Bool("precompiled_headers", &c.build_cache.precompiled_headers));
   AIRLOCK_RETURN_IF_ERROR(bc.U64("max_mb", &c.build_cache.max_mb, 1, 1u << 20));
   AIRLOCK_RETURN_IF_ERROR(bc.Str("dir", &c.build_cache.dir));
   if (!c.build_cache.dir.empty() && c.build_cache.dir.front() != '/') {
@@ -357,7 +360,8 @@ json ConfigToJson(const Config& c) {
         {"warm", c.pool.warm},
         {"prestart", c.pool.prestart}}},
       {"build_cache",
-       {{"enabled", c.build_cache.enabled}, {"max_mb", c.build_cache.max_mb}, {"dir", c.build_cache.dir}}},
+       {{"enabled", c.build_cache.enabled}, {"max_mb", c.build_cache.max_mb}, {"dir", c.build_cache.dir},
+        {"precompiled_headers", c.build_cache.precompiled_headers}}},
       {"sessions",
        {{"enabled", c.sessions.enabled},
         {"idle_timeout_s", c.sessions.idle_timeout_s},
@@ -444,6 +448,9 @@ json ConfigSchemaDoc() {
       {"build_cache.enabled", "boolean", "Keep compiled programs by content in `airlock serve`'s runner (default true)."},
       {"build_cache.max_mb", "integer", "Disk bound of the build cache; least recently used entries go first (256)."},
       {"build_cache.dir", "string", "Where it lives (absolute; default <state dir>/build-cache, mode 0700)."},
+      {"build_cache.precompiled_headers", "boolean",
+       "Precompile <iostream>, <bits/stdc++.h>, <vector> and <string> once per toolchain, in <build_cache.dir>-pch, "
+       "for C++ programs that start by including one (default true)."},
       {"mcpServers", "object",
        "Downstream MCP servers (code mode's connectors): \"name\": {\"command\",\"args\",\"env\"} for stdio or "
        "{\"url\",\"headers\"} for Streamable HTTP, plus airlock's own keys (see docs/codemode.md)."},

@@ -115,6 +115,10 @@ struct BuildCacheConfig {
   bool enabled = true;
   uint64_t max_mb = 256;  // least recently used entries are evicted past it
   std::string dir;        // empty: <state dir>/build-cache
+  // Precompiled standard headers for C++ (runtimes/pch_cache.h), in
+  // <dir>-pch, built on first use (or at start-up when "cpp" is in
+  // pool.warm).
+  bool precompiled_headers = true;
 };
 
 // "sessions": a persistent interpreter and workspace across calls
@@ -168,6 +172,8 @@ struct Config {
   std::string CodeToolsDbPath() const;
   // build_cache.dir, or <state dir>/build-cache.
   std::string BuildCacheDir() const;
+  // Precompiled C++ headers: <build cache dir>-pch (runtimes/pch_cache.h).
+  std::string PchDir() const;
 };
 
 Config DefaultConfig();

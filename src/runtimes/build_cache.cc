@@ -344,4 +344,16 @@ BuildCache::Stats BuildCache::stats() const {
   return stats_;
 }
 
+std::string ToolchainIdentity(const std::string& compiler) {
+  std::string id;
+  for (const std::string& path : {compiler, std::string("/var/lib/dpkg/status")}) {
+    struct stat st{};
+    if (stat(path.c_str(), &st) != 0) return "";
+    id += path + ":" + std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "." +
+          std::to_string(st.st_mtim.tv_nsec) + ";";
+  }
+  return id;
+}
+
+
 }  // namespace airlock::runtimes

@@ -96,6 +96,12 @@ std::string BuildKey(const BuildKeyInput& in);
 // True if `key` is exactly 64 lower-case hex characters.
 bool IsValidBuildKey(std::string_view key);
 
+// What identifies the toolchain a compile step uses: the compiler binary
+// (size, mtime) and the package database's mtime, so that any package
+// change (compiler, system headers, libraries) gives new keys. "" when the
+// compiler cannot be stat'ed.
+std::string ToolchainIdentity(const std::string& compiler);
+
 class BuildCache {
  public:
   struct Options {

@@ -23,20 +23,33 @@ struct CompileStep {
   bool artifact_executable = false;
 };
 
+// Standard headers worth precompiling for a compile step (pch_cache.h).
+struct PchSpec {
+  // The compiler and every flag of the compile step that a precompiled
+  // header must match (g++ refuses a .gch built with other ones).
+  std::vector<std::string> argv;
+  std::vector<std::string> headers;  // e.g. "iostream", "bits/stdc++.h"
+};
+
 struct LanguageSpec {
   std::string name;          // the API name: "python"
   std::string display_name;  // "Python"
   std::string source_file;   // file the code is written to: "main.py"
   std::vector<std::string> version_argv;  // host command printing the version
   std::optional<CompileStep> compile;
+  // Precompiled headers for the compile step (native C++), when the
+  // executor has a PchCache.
+  std::optional<PchSpec> pch;
   // User args are appended. "{timeout_ms}" and "{heap_mb}" (the memory
   // limit minus 64 MiB of headroom, at least 16) are replaced per run.
   std::vector<std::string> run_argv;
   // A warm pool's pre-started form of run_argv (prestart_harness.h): the
   // interpreter with a harness that waits on fd 3 for the run's arguments,
   // then runs source_file as run_argv would. Empty: runs are never
-  // pre-started. Only for interpreted languages (no compile step, no code
-  // mode). "{heap_mb}" is replaced as in run_argv; "{timeout_ms}" cannot be.
+  // pre-started. Not for code mode. With a compile step (TypeScript), the
+  // compiler runs in a jail of its own and the artifact is handed over with
+  // the input files. "{heap_mb}" is replaced as in run_argv; "{timeout_ms}"
+  // cannot be.
   std::vector<std::string> prestart_argv;
   // A session's interpreter (session_harness.h): started once per session
   // jail and driven turn by turn. Empty: the language has no sessions.

@@ -98,20 +98,6 @@ std::optional<CachedBuild> DecodeBuild(const std::string& blob) {
   return CachedBuild{blob.substr(11, n), blob.substr(11 + n)};
 }
 
-// What identifies the toolchain a compile step uses: the compiler binary
-// (size, mtime) and the package database's mtime, so that any package
-// change (compiler, system headers, libraries) gives new keys.
-std::string ToolchainIdentity(const std::string& compiler) {
-  std::string id;
-  for (const std::string& path : {compiler, std::string("/var/lib/dpkg/status")}) {
-    struct stat st{};
-    if (stat(path.c_str(), &st) != 0) return "";
-    id += path + ":" + std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "." +
-          std::to_string(st.st_mtim.tv_nsec) + ";";
-  }
-  return id;
-}
-
 // The jail a run of `spec` gets; pooled and cold jails come from this alone.
 jail::JailConfig JailConfigFor(const LanguageSpec& spec, uint64_t memory_mb, uint64_t workdir_bytes) {
   jail::JailConfig config;
@@ -275,15 +261,25 @@ void LocalExecutor::EnablePool(const JailPoolOptions& options, const std::vector
     const jail::JailConfig config = JailConfigFor(spec, spec.default_memory_mb, limits_.workdir_bytes);
     if (Prestarts(spec, nullptr)) {
       pool_->Warm(ShapeKey(spec, config) + "/prestarted", PrestartMaker(spec, config));
+      // A compiled language's compiler runs in a plain jail of the same shape.
+      if (spec.compile) pool_->Warm(ShapeKey(spec, config), config);
     } else {
       pool_->Warm(ShapeKey(spec, config), config);
     }
   }
 }
 
+void LocalExecutor::EnablePrecompiledHeaders(std::unique_ptr<PchCache> cache, const std::vector<std::string>& warm) {
+  pch_ = std::move(cache);
+  for (LanguageSpec& spec : languages_) {
+    if (!spec.pch || spec.isolation != "native") continue;
+    spec.binds.push_back({pch_->dir(), false, kJailPchDir});
+    if (std::find(warm.begin(), warm.end(), spec.name) != warm.end()) pch_->Prepare(spec);
+  }
+}
+
 bool LocalExecutor::Prestarts(const LanguageSpec& spec, const BridgeHandler* bridge) const {
-  return pool_ != nullptr && prestart_ && bridge == nullptr && !spec.prestart_argv.empty() && !spec.compile &&
-         !spec.code_mode;
+  return pool_ != nullptr && prestart_ && bridge == nullptr && !spec.prestart_argv.empty() && !spec.code_mode;
 }
 
 JailPool::Maker LocalExecutor::PrestartMaker(const LanguageSpec& spec, const jail::JailConfig& config) {
@@ -362,19 +358,56 @@ RunResult LocalExecutor::RunInJail(const LanguageSpec& spec, const RunRequest& r
     if (cached) {
       base.files.push_back({spec.compile->artifact, cached->artifact, spec.compile->artifact_executable});
     } else {
+      // The run's jail holds a pre-started interpreter (TypeScript's node),
+      // which a compile in the same jail would have to live beside: the
+      // compiler gets a jail of its own, as fresh as any, and the run's jail
+      // gets the artifact as a file.
+      std::unique_ptr<jail::Jail> compile_jail;
+      if ((*jail)->started()) {
+        compile_jail = pool_ ? pool_->Take(ShapeKey(spec, config), config) : nullptr;
+        if (!compile_jail) {
+          StatusOr<std::unique_ptr<jail::Jail>> made = jail::Jail::Create(*host_, config);
+          if (!made.ok()) {
+            return InternalErrorResult(spec.name, "jail_setup_failed",
+                                       "could not create the jail: " + made.status().message());
+          }
+          compile_jail = std::move(*made);
+        }
+      }
       jail::ExecRequest compile = base;
       compile.argv = spec.compile->argv;
+      if (pch_) {
+        const std::vector<std::string> extra = pch_->ArgsFor(spec, request.code);
+        compile.argv.insert(compile.argv.begin() + 1, extra.begin(), extra.end());
+      }
       compile.limits.wall_ms = spec.compile->timeout_ms;
-      if (cacheable) compile.output_globs = {spec.compile->artifact};
-      compiled = (*jail)->Exec(compile, &cancel);
-      base.files.clear();  // already in /work
+      if (cacheable || compile_jail) compile.output_globs = {spec.compile->artifact};
+      if (compile_jail) compile.max_output_file_bytes = limits_.workdir_bytes;
+      compiled = (compile_jail ? compile_jail : *jail)->Exec(compile, &cancel);
+      if (compile_jail) {
+        reaper_.Retire(std::move(compile_jail));
+      } else {
+        base.files.clear();  // already in /work
+      }
       if (!(compiled->outcome == jail::ExecResult::Outcome::kExited && compiled->exit_code == 0)) {
+        reaper_.Retire(std::move(*jail));
         return MapCompileFailure(spec.name, *compiled, memory_mb);
       }
+      bool have_artifact = false;
       for (const jail::CollectedFile& f : compiled->files) {
-        if (cacheable && f.name == spec.compile->artifact && !f.truncated) {
+        if (f.name != spec.compile->artifact || f.truncated) continue;
+        if (cacheable) {
           (void)build_cache_->Put(key, EncodeBuild(compiled->stdout_data + compiled->stderr_data, f.content));
         }
+        if (!base.files.empty()) {
+          base.files.push_back({spec.compile->artifact, f.content, spec.compile->artifact_executable});
+          have_artifact = true;
+        }
+      }
+      if (!base.files.empty() && !have_artifact) {
+        reaper_.Retire(std::move(*jail));
+        return InternalErrorResult(spec.name, "invalid_artifact",
+                                   "the compiler produced no " + spec.compile->artifact + " (or one too large)");
       }
     }
   }

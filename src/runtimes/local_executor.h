@@ -22,6 +22,7 @@
 #include "runtimes/jail_maker_thread.h"
 #include "runtimes/jail_reaper.h"
 #include "runtimes/language.h"
+#include "runtimes/pch_cache.h"
 #include "runtimes/sandbox_session.h"
 
 namespace airlock::runtimes {
@@ -83,6 +84,14 @@ class LocalExecutor : public CodeExecutor {
   void EnableBuildCache(std::unique_ptr<BuildCache> cache) { build_cache_ = std::move(cache); }
   const BuildCache* build_cache() const { return build_cache_.get(); }
 
+  // From now on C++ compile steps use precompiled standard headers from
+  // `cache` (pch_cache.h) when the program starts with one: its directory
+  // is bound read-only into those languages' jails. Call before
+  // EnablePool (a jail's binds are part of its shape). Languages named in
+  // `warm` have their headers built now, in the background.
+  void EnablePrecompiledHeaders(std::unique_ptr<PchCache> cache, const std::vector<std::string>& warm = {});
+  PchCache* pch_cache() const { return pch_.get(); }
+
  private:
   LocalExecutor() = default;
   static std::pair<bool, bool> PolicyKey(const jail::SeccompOptions& o);
@@ -100,6 +109,7 @@ class LocalExecutor : public CodeExecutor {
   // Compiled once per distinct set of seccomp options; languages share them.
   std::map<std::pair<bool, bool>, jail::BpfProgram> policies_;
   std::unique_ptr<BuildCache> build_cache_;
+  std::unique_ptr<PchCache> pch_;
   // Used jails are destroyed here, off the request path; destroyed (and
   // drained) after the pool.
   JailReaper reaper_;

@@ -106,7 +106,7 @@ void ExpectSame(const RunResult& cold, const RunResult& warm, const std::string&
   EXPECT_EQ(warm.exit_code, cold.exit_code) << what;
   EXPECT_EQ(warm.signal, cold.signal) << what;
   EXPECT_EQ(warm.stdout_text, cold.stdout_text) << what;
-  if (warm.language == "javascript") {
+  if (warm.language == "javascript" || warm.language == "typescript") {
     EXPECT_EQ(WithoutEntryFrames(warm.stderr_text), WithoutEntryFrames(cold.stderr_text)) << what;
   } else {
     EXPECT_EQ(warm.stderr_text, cold.stderr_text) << what;
@@ -117,6 +117,22 @@ void ExpectSame(const RunResult& cold, const RunResult& warm, const std::string&
     EXPECT_EQ(warm.files[i].content, cold.files[i].content) << what;
   }
 }
+
+constexpr const char* kPythonExitSemantics =
+    "import atexit, sys\n"
+    "class Noisy:\n"
+    "    def __del__(self):\n"
+    "        print('del', flush=False)\n"
+    "keep = Noisy()\n"
+    "f = open('out.txt', 'w')\n"
+    "f.write('written')\n"
+    "atexit.register(lambda: print('atexit', file=sys.stderr))\n"
+    "try:\n"
+    "    import threading, time\n"
+    "    threading.Thread(target=lambda: (time.sleep(0.05), print('thread'))).start()\n"
+    "except RuntimeError:\n"
+    "    print('thread')  # no threads in the WASM tier\n"
+    "print('main done', end='')\n";
 
 struct Program {
   std::string language;
@@ -143,6 +159,12 @@ std::vector<Program> Programs() {
       {"python", "syntax error", "print('never'\n"},
       {"python", "sys.exit", "import atexit, sys\natexit.register(lambda: print('atexit'))\nsys.exit(7)\n"},
       {"python", "killed by a signal", "import os, signal\nos.kill(os.getpid(), signal.SIGTERM)\n"},
+      // The harness ends a run without tearing the interpreter down; what a
+      // program sees of the exit must not change: threads joined, atexit,
+      // __del__ of the program's objects, its unclosed files flushed.
+      {"python", "what the exit does", kPythonExitSemantics},
+      {"python", "sys.exit with a message", "import sys\nprint('out')\nsys.exit('bye')\n"},
+      {"python", "exit status above 255", "import sys\nsys.exit(258)\n"},
       {"javascript", "environment",
        "const fs = require('fs');\n"
        "console.log(process.argv, process.execArgv, require.main === module, __filename, __dirname);\n"
@@ -155,6 +177,16 @@ std::vector<Program> Programs() {
       {"javascript", "uncaught exception", "function f() { throw new Error('boom'); }\nconsole.log('before');\nf();\n"},
       {"javascript", "syntax error", "console.log('never'\n"},
       {"javascript", "process.exit", "process.on('exit', (c) => console.log('exit', c));\nprocess.exit(7);\n"},
+      // TypeScript: esbuild runs in a jail of its own, then the waiting node
+      // gets main.js with the input files.
+      {"typescript", "environment",
+       "import * as fs from 'fs';\n"
+       "interface Seen { argv: string[]; stdin: string }\n"
+       "const seen: Seen = { argv: process.argv, stdin: fs.readFileSync(0, 'utf8') };\n"
+       "console.log(JSON.stringify(seen), require.main === module, __filename, process.cwd());\n"
+       "console.log(fs.readFileSync('in/data.txt', 'utf8'), fs.readdirSync('.').sort().join(','));\n"
+       "fs.writeFileSync('out.txt', 'written');\n"},
+      {"typescript", "uncaught exception", "function f(): never { throw new Error('boom'); }\nf();\n"},
       {"ruby", "environment",
        "p ARGV, $0, __FILE__, $0 == __FILE__, local_variables\n"
        "p $stdin.read, Dir.pwd, ENV.to_h.sort, File.read('in/data.txt')\n"
@@ -189,6 +221,7 @@ std::vector<Program> Programs() {
       {"python", "uncaught exception", "def f():\n    raise ValueError('boom')\nprint('before')\nf()\n", "wasm"},
       {"python", "syntax error", "print('never'\n", "wasm"},
       {"python", "sys.exit", "import atexit, sys\natexit.register(lambda: print('atexit'))\nsys.exit(7)\n", "wasm"},
+      {"python", "what the exit does", kPythonExitSemantics, "wasm"},
   };
 }
 
@@ -224,6 +257,23 @@ TEST_F(PrestartTest, APreStartedRunMatchesAColdOne) {
     ++compared;
   }
   if (compared == 0) GTEST_SKIP() << "no interpreter with a pre-started form is installed";
+}
+
+TEST_F(PrestartTest, ATypeScriptCompileErrorIsReportedAsFromAColdRun) {
+  if (!Have("typescript")) GTEST_SKIP() << "esbuild or node not installed";
+  RunRequest req;
+  req.language = "typescript";
+  req.code = "const x: number = ;\n";
+  req.memory_mb = 256 + shapes_++;
+  CancelToken cancel;
+  RunResult cold = executor_->Run(req, nullptr, cancel);
+  Settle();
+  RunResult warm = executor_->Run(req, nullptr, cancel);
+  for (const RunResult* r : {&cold, &warm}) {
+    EXPECT_EQ(RunStatusName(r->status), RunStatusName(RunStatus::kCompileError)) << r->message;
+    EXPECT_NE(r->compile_output.find("Unexpected \";\""), std::string::npos) << r->compile_output;
+  }
+  EXPECT_EQ(warm.compile_output, cold.compile_output);
 }
 
 TEST_F(PrestartTest, RlimitCpuIsTheRunsNotTheStartsAndTheClockStartsAtResume) {
