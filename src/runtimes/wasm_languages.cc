@@ -44,6 +44,11 @@ std::vector<LanguageSpec> WasmTierLanguages(const std::string& airlock_js_path, 
   js.version_argv = {airlock_js_path, "--version"};
   js.run_argv = {kJailAirlockJsPath, "--bridge-fd", "none", "--heap-mb", "{heap_mb}", "--deadline-ms",
                  "{timeout_ms}", "main.js"};
+  // Pre-started: the engine and its globals are up; main.js is read after
+  // the hand-over, which brings the deadline and the arguments.
+  js.prestart_argv = {kJailAirlockJsPath, "--bridge-fd", "none", "--heap-mb", "{heap_mb}", "--resume-fd", "3",
+                      "main.js"};
+  js.prestart_takes_timeout = true;
   js.binds = {{airlock_js_path, false, kJailAirlockJsPath}};
   js.max_pids = 16;  // the engine's helper threads
   js.isolation = "wasm";
@@ -123,6 +128,13 @@ std::vector<LanguageSpec> WasmTierLanguages(const std::string& airlock_js_path, 
     rb.run_argv = {kJailAirlockJsPath, "--wasi-ruby", std::string(kJailWasmRubyDir) + "/ruby.wasm", "--heap-mb",
                    "{heap_mb}", "--wasm-max-mb", "{heap_mb}", "--deadline-ms", "{timeout_ms}", "--work",
                    "/work=/work", "--", "ruby", "main.rb"};
+    // Pre-started: the module compiled and instantiated, the VM booted
+    // (ruby-init); the hand-over brings the deadline and the arguments, and
+    // main.rb is loaded after it.
+    rb.prestart_argv = {kJailAirlockJsPath, "--wasi-ruby", std::string(kJailWasmRubyDir) + "/ruby.wasm",
+                        "--heap-mb", "{heap_mb}", "--wasm-max-mb", "{heap_mb}", "--work", "/work=/work",
+                        "--resume-fd", "3", "--", "ruby", "main.rb"};
+    rb.prestart_takes_timeout = true;
     rb.default_memory_mb = 512;  // ~210 MB before the program allocates (the module's code, stdlib in memory)
     rb.notes = "CRuby (ruby.wasm from npm) with its standard library and bundled gems, RubyGems loaded on first use; "
                "no sockets, threads, subprocesses or JS interop";

@@ -222,6 +222,24 @@ std::vector<Program> Programs() {
       {"python", "syntax error", "print('never'\n", "wasm"},
       {"python", "sys.exit", "import atexit, sys\natexit.register(lambda: print('atexit'))\nsys.exit(7)\n", "wasm"},
       {"python", "what the exit does", kPythonExitSemantics, "wasm"},
+      // JavaScript in the WASM tier (airlock-js --resume-fd): no stdin, no
+      // files; the arguments are scriptArgs.
+      {"javascript", "arguments and globals",
+       "console.log(JSON.stringify(scriptArgs), Object.isFrozen(scriptArgs));\n"
+       "console.log(typeof require, typeof process, typeof tools, Object.getOwnPropertyNames(globalThis).length);\n"
+       "const t0 = Date.now(); 1 + 1;\n",
+       "wasm"},
+      {"javascript", "uncaught exception", "function f() { throw new Error('boom'); }\nconsole.log('before');\nf();\n",
+       "wasm"},
+      {"javascript", "syntax error", "console.log('never'\n", "wasm"},
+      // Ruby in the WASM tier: the VM booted before the hand-over.
+      {"ruby", "environment",
+       "p ARGV, $0, __FILE__\n"
+       "p $stdin.read, Dir.pwd, File.read('in/data.txt'), Dir.children('.').sort\n"
+       "File.write('out.txt', 'written')\n",
+       "wasm"},
+      {"ruby", "uncaught exception", "def f = raise('boom')\nputs 'before'\nf\n", "wasm"},
+      {"ruby", "exit", "at_exit { puts 'at_exit' }\nexit 7\n", "wasm"},
   };
 }
 

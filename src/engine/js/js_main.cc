@@ -2,7 +2,7 @@
 // zero ambient authority. It is meant to run INSIDE airlock's native jail.
 //
 //   airlock-js [--heap-mb N] [--deadline-ms N] [--bridge-fd N|none]
-//              [--max-console-bytes N] [--enable-wasm] SCRIPT_PATH
+//              [--max-console-bytes N] [--enable-wasm] [--resume-fd N] SCRIPT_PATH
 //
 // The program sees only the ECMAScript built-ins, `console`, and — when a
 // bridge fd is given — `tools` and `ToolError` (see bridge_client.h). The
@@ -71,6 +71,12 @@ struct Flags {
   bool enable_wasm = false;
   std::string script_path;
   std::vector<std::string> script_args;  // after the script: the global `scriptArgs`
+  // Pre-started (--resume-fd N, not with a bridge): the engine and its
+  // globals start up now; then fd N delivers "DEADLINE_MS\0ARG\0ARG\0..."
+  // and EOF (airlock-init's hand-over), and only then is the script read,
+  // scriptArgs defined (the hand-over's arguments after the command line's)
+  // and the deadline started.
+  int resume_fd = -1;
 };
 
 void WriteStderr(const std::string& s) {
@@ -95,7 +101,7 @@ void WriteStdout(const std::string& s) {
 
 constexpr char kUsage[] =
     "usage: airlock-js [--heap-mb N] [--deadline-ms N] [--bridge-fd N|none]\n"
-    "                  [--max-console-bytes N] [--enable-wasm] SCRIPT_PATH [ARG...]\n";
+    "                  [--max-console-bytes N] [--enable-wasm] [--resume-fd N] SCRIPT_PATH [ARG...]\n";
 
 std::optional<uint64_t> ParseUint(std::string_view s, uint64_t max) {
   if (s.empty() || s.size() > 19) return std::nullopt;
@@ -118,20 +124,22 @@ StatusOr<Flags> ParseFlags(int argc, char** argv) {
     };
     if (a == "--enable-wasm") {
       f.enable_wasm = true;
-    } else if (a == "--heap-mb" || a == "--deadline-ms" || a == "--bridge-fd" || a == "--max-console-bytes") {
+    } else if (a == "--heap-mb" || a == "--deadline-ms" || a == "--bridge-fd" || a == "--max-console-bytes" ||
+               a == "--resume-fd") {
       std::optional<std::string_view> v = value();
       if (!v) return InvalidArgument(std::string(a) + " needs a value");
       if (a == "--bridge-fd" && *v == "none") {
         f.bridge_fd = -1;
         continue;
       }
-      const uint64_t max = a == "--heap-mb" ? 4095 : a == "--bridge-fd" ? 1 << 20 : UINT64_MAX / 2;
+      const uint64_t max = a == "--heap-mb" ? 4095 : (a == "--bridge-fd" || a == "--resume-fd") ? 1 << 20 : UINT64_MAX / 2;
       std::optional<uint64_t> n = ParseUint(*v, max);
       if (!n || (a == "--heap-mb" && *n < 8)) return InvalidArgument("bad value for " + std::string(a));
       if (a == "--heap-mb") f.heap_mb = static_cast<uint32_t>(*n);
       if (a == "--deadline-ms") f.deadline_ms = *n;
       if (a == "--bridge-fd") f.bridge_fd = static_cast<int>(*n);
       if (a == "--max-console-bytes") f.max_console_bytes = *n;
+      if (a == "--resume-fd") f.resume_fd = static_cast<int>(*n);
     } else if (!a.empty() && a[0] == '-') {
       return InvalidArgument("unknown flag " + std::string(a));
     } else if (f.script_path.empty()) {
@@ -142,6 +150,9 @@ StatusOr<Flags> ParseFlags(int argc, char** argv) {
     }
   }
   if (f.script_path.empty()) return InvalidArgument("no script given");
+  if (f.resume_fd >= 0 && (f.resume_fd <= 2 || f.bridge_fd >= 0 || ::fcntl(f.resume_fd, F_GETFD) < 0)) {
+    return InvalidArgument("--resume-fd needs an open descriptor above 2, and no bridge");
+  }
   if (f.bridge_fd >= 0 && (f.bridge_fd <= 2 || ::fcntl(f.bridge_fd, F_GETFD) < 0)) {
     return InvalidArgument("--bridge-fd " + std::to_string(f.bridge_fd) + " is not an open descriptor above 2");
   }
@@ -160,6 +171,32 @@ Status LimitProcessData(uint64_t bytes) {
   if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < bytes) rl.rlim_cur = rl.rlim_max;
   if (::setrlimit(RLIMIT_DATA, &rl) != 0) return ErrnoError("setrlimit(RLIMIT_DATA)");
   return OkStatus();
+}
+
+// The pre-started hand-over: everything fd delivers until EOF (at most
+// 16 MiB), split into the deadline and the NUL-terminated arguments.
+struct HandOver {
+  uint64_t deadline_ms = 0;
+  std::vector<std::string> args;
+};
+HandOver ReadHandOver(int fd) {
+  std::string frame;
+  char buf[65536];
+  while (frame.size() < (16u << 20)) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    frame.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  HandOver h;
+  size_t at = frame.find('\0');
+  h.deadline_ms = ParseUint(std::string_view(frame).substr(0, at), UINT64_MAX / 2).value_or(0);
+  if (at == std::string::npos) return h;
+  for (size_t nul; (nul = frame.find('\0', ++at)) != std::string::npos; at = nul) {
+    h.args.push_back(frame.substr(at, nul - at));
+  }
+  return h;
 }
 
 StatusOr<std::string> ReadScript(const std::string& path) {
@@ -314,10 +351,13 @@ int Main(int argc, char** argv) {
     WriteStderr("airlock-js: " + flags.status().message() + "\n" + kUsage);
     return kExitUsage;
   }
-  StatusOr<std::string> code = ReadScript(flags->script_path);
-  if (!code.ok()) {
-    WriteStderr("airlock-js: " + code.status().message() + "\n");
-    return kExitUsage;
+  StatusOr<std::string> code = std::string();
+  if (flags->resume_fd < 0) {
+    code = ReadScript(flags->script_path);
+    if (!code.ok()) {
+      WriteStderr("airlock-js: " + code.status().message() + "\n");
+      return kExitUsage;
+    }
   }
 
   // The GC heap limit does not see malloc'd memory (array elements, strings,
@@ -341,6 +381,23 @@ int Main(int argc, char** argv) {
   if (!st.ok()) {
     WriteStderr("airlock-js: " + st.ToString() + "\n");
     return kExitUncaught;
+  }
+  if (flags->resume_fd >= 0) {
+    // Everything above was paid before the run; the run starts here.
+    HandOver h = ReadHandOver(flags->resume_fd);
+    flags->script_args.insert(flags->script_args.end(), h.args.begin(), h.args.end());
+    if (h.deadline_ms > 0) {
+      flags->deadline_ms = h.deadline_ms;
+      if (Status d = (*engine)->SetDeadline(Clock::now() + std::chrono::milliseconds(h.deadline_ms)); !d.ok()) {
+        WriteStderr("airlock-js: " + d.ToString() + "\n");
+        return kExitUncaught;
+      }
+    }
+    code = ReadScript(flags->script_path);
+    if (!code.ok()) {
+      WriteStderr("airlock-js: " + code.status().message() + "\n");
+      return kExitUsage;
+    }
   }
   if (flags->bridge_fd < 0) {
     // scriptArgs: the arguments after the script, a frozen array of strings

@@ -154,7 +154,13 @@ WasmOutcome RunRuby(WasiGuest& guest) {
   if (r.kind != WasmOutcome::Kind::kReturned) return r;
 
   // The program: the bootstrap ends with exit!, so a return means it failed.
-  const std::vector<std::string> args(guest.argv.begin() + 2, guest.argv.end());
+  // Pre-started, everything up to here was paid before the run; the run's
+  // arguments come with the hand-over.
+  std::vector<std::string> args(guest.argv.begin() + 2, guest.argv.end());
+  if (guest.hand_over) {
+    std::vector<std::string> handed = guest.hand_over();
+    args.insert(args.end(), handed.begin(), handed.end());
+  }
   int32_t code_ptr = 0, code_len = 0;
   r = PutString(*inst, RubyBootstrap(guest.argv[1], args), &code_ptr, &code_len);
   if (r.kind != WasmOutcome::Kind::kReturned) return r;

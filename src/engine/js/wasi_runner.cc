@@ -278,27 +278,47 @@ int WasiMainWith(int argc, char** argv, const WasiDriver& driver) {
   // Set once they exist; the pre-started hand-over (below) needs them.
   wasm::WasiContext* wasi_ptr = nullptr;
   JsEngine* engine_ptr = nullptr;
+  // The hand-over, once: the deadline and the NUL-terminated arguments
+  // from the resume fd, then the work dir as airlock-init has written it.
+  std::optional<std::string> handed;  // the arguments, once handed over
+  bool driver_took_it = false;
+  auto hand_over = [&]() -> const std::string& {
+    if (handed) return *handed;
+    std::string frame = ReadAllFrom(flags->resume_fd, 16u << 20);
+    ::close(flags->resume_fd);
+    const size_t nul = frame.find('\0');
+    const std::optional<uint64_t> ms =
+        Number(std::string_view(frame).substr(0, nul == std::string::npos ? frame.size() : nul));
+    handed = nul == std::string::npos ? "" : frame.substr(nul + 1);
+    if (ms && *ms > 0) {
+      flags->deadline_ms = *ms;
+      wasi_ptr->SetDeadline(MonotonicNs() + *ms * 1'000'000ull);
+      (void)engine_ptr->SetDeadline(Clock::now() + std::chrono::milliseconds(*ms));
+    }
+    if (work) {
+      if (Status st = LoadWorkDir(vfs, work, flags->work->first); !st.ok()) {
+        Write(2, "airlock-js: " + st.message() + "\n");
+      }
+    }
+    return *handed;
+  };
+  std::function<std::vector<std::string>()> driver_hand_over;
   if (flags->resume_fd >= 0) {
     wo.stdin_source = [&]() -> std::string {
-      std::string frame = ReadAllFrom(flags->resume_fd, 16u << 20);
-      ::close(flags->resume_fd);
-      const size_t nul = frame.find('\0');
-      const std::optional<uint64_t> ms =
-          Number(std::string_view(frame).substr(0, nul == std::string::npos ? frame.size() : nul));
-      const std::string args = nul == std::string::npos ? "" : frame.substr(nul + 1);
-      if (ms && *ms > 0) {
-        flags->deadline_ms = *ms;
-        wasi_ptr->SetDeadline(MonotonicNs() + *ms * 1'000'000ull);
-        (void)engine_ptr->SetDeadline(Clock::now() + std::chrono::milliseconds(*ms));
-      }
-      if (work) {
-        if (Status st = LoadWorkDir(vfs, work, flags->work->first); !st.ok()) {
-          Write(2, "airlock-js: " + st.message() + "\n");
-        }
-      }
+      if (driver_took_it) return ReadStdin();
+      const std::string& args = hand_over();
       char len[16];
       snprintf(len, sizeof len, "%010zu", args.size());
       return std::string(len) + args + ReadStdin();
+    };
+    driver_hand_over = [&]() {
+      driver_took_it = true;
+      const std::string& raw = hand_over();
+      std::vector<std::string> args;
+      for (size_t at = 0, nul; (nul = raw.find('\0', at)) != std::string::npos; at = nul + 1) {
+        args.push_back(raw.substr(at, nul - at));
+      }
+      return args;
     };
   } else {
     wo.stdin_bytes = ReadStdin();
@@ -336,7 +356,7 @@ int WasiMainWith(int argc, char** argv, const WasiDriver& driver) {
                        }});
   }
   engine_ptr = engine->get();
-  WasiGuest guest{**engine, *capped, imports, wasi, flags->argv};
+  WasiGuest guest{**engine, *capped, imports, wasi, flags->argv, driver_hand_over};
   WasmOutcome outcome = driver(guest);
   capped->clear();
 

@@ -43,6 +43,12 @@ struct WasiGuest {
   std::vector<HostImport>& imports;       // the WASI preview1 imports; add more before instantiating
   wasm::WasiContext& wasi;
   const std::vector<std::string>& argv;   // the guest's argv (after --)
+  // Pre-started (--resume-fd): a driver that does not let the guest read
+  // the hand-over from stdin (Ruby) calls this once it has started up: it
+  // waits for the hand-over, sets the deadline, reloads the work dir and
+  // returns the run's arguments; the guest's stdin is then the run's own.
+  // Empty when not pre-started.
+  std::function<std::vector<std::string>()> hand_over;
 };
 using WasiDriver = std::function<WasmOutcome(WasiGuest& guest)>;
 
