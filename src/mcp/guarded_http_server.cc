@@ -158,7 +158,7 @@ void GuardedHttpServer::ServeOne(int fd) {
     SocketStream stream(fd, static_cast<int>(read_timeout_sec_ * 1000 + read_timeout_usec_ / 1000),
                         static_cast<int>(write_timeout_sec_ * 1000 + write_timeout_usec_ / 1000));
     const bool close_connection = shutting_down_ || svr_sock_ == INVALID_SOCKET;
-    ok = process_request(stream, close_connection, connection_closed, nullptr) && !close_connection;
+    ok = process_request(stream, close_connection, connection_closed, filter_) && !close_connection;
   }
   if (ok && !connection_closed && !shutting_down_) {
     lobby_.Add(fd, /*kept_alive=*/true);

@@ -17,6 +17,7 @@
 #include <httplib.h>
 
 #include <atomic>
+#include <functional>
 #include <memory>
 
 #include "mcp/connection_lobby.h"
@@ -33,6 +34,10 @@ class GuardedHttpServer : public httplib::Server {
   void Shutdown();
   size_t waiting_connections() const { return lobby_.waiting(); }
 
+  // Called with every request once its head is parsed, before it is
+  // routed (e.g. to drop a header). Set before listening.
+  void set_request_filter(std::function<void(httplib::Request&)> filter) { filter_ = std::move(filter); }
+
  private:
   // httplib calls this on a pool thread for every accepted connection.
   bool process_and_close_socket(socket_t sock) override;
@@ -43,6 +48,7 @@ class GuardedHttpServer : public httplib::Server {
   std::atomic<httplib::TaskQueue*> pool_{nullptr};
   std::atomic<bool> shutting_down_{false};
   ConnectionLobby lobby_;
+  std::function<void(httplib::Request&)> filter_;
 };
 
 }  // namespace airlock::mcp

@@ -305,6 +305,13 @@ void HttpTransport::Install() {
   http_->set_tcp_nodelay(true);
   http_->set_read_timeout(30);
   http_->set_write_timeout(30);
+  // MCP endpoints answer uncompressed: JSON-RPC replies are small and
+  // latency-bound, and gzip on a chunked reply cost a Node.js fetch client
+  // (the official SDK's transport) ~5 ms per call, which is a third of a
+  // warm run (docs/performance.md). The console and /metrics still compress.
+  http_->set_request_filter([this](httplib::Request& req) {
+    if (servers_.count(req.path)) req.headers.erase("Accept-Encoding");
+  });
   http_->set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     return PreCheck(req, res) ? httplib::Server::HandlerResponse::Unhandled
                               : httplib::Server::HandlerResponse::Handled;

@@ -288,6 +288,25 @@ TEST_F(McpHttpTest, SlowCallWithoutTokenIsPlainJson) {
   EXPECT_EQ(body["result"]["structuredContent"]["stdout"], "slow\n");
 }
 
+// JSON-RPC replies are small and latency-bound: the MCP endpoint never
+// compresses them, whatever the client accepts (gzip on a chunked reply cost
+// Node's fetch ~5 ms per call).
+TEST_F(McpHttpTest, RepliesAreNotCompressed) {
+  executor_.handler = [](const runtimes::RunRequest& req, const runtimes::ProgressFn&, CancelToken&) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    return FakeExecutor::Ok(req, std::string(4096, 'x'));
+  };
+  Start();
+  std::string id = Initialize();
+  httplib::Headers h = Session(id);
+  h.emplace("Accept-Encoding", "gzip, deflate, br");
+  auto res = Post(RunCode(9, {{"language", "python"}, {"code", "x"}}), h);
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+  EXPECT_FALSE(res->has_header("Content-Encoding")) << res->get_header_value("Content-Encoding");
+  EXPECT_EQ(json::parse(res->body)["result"]["structuredContent"]["stdout"], std::string(4096, 'x'));
+}
+
 TEST_F(McpHttpTest, HugeBodyIs413) {
   HttpOptions o;
   o.max_body_bytes = 64 * 1024;
