@@ -224,7 +224,30 @@ json TurnEnd(const ChannelMessage& msg, std::optional<Pending>* pending) {
   return reply;
 }
 
-// "resume": writes the input files, lowers RLIMIT_CPU to the run's, hands
+// CPU seconds `pid` has used so far (utime + stime of /proc/PID/stat, to
+// the nearest second: an interpreter's few milliseconds leave the run's
+// limit exactly as a cold run's), or 0 when they cannot be read.
+uint64_t CpuSecondsUsed(pid_t pid) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
+  UniqueFd fd(open(path, O_RDONLY | O_CLOEXEC));
+  if (!fd) return 0;
+  char buf[1024];
+  const ssize_t n = read(fd.get(), buf, sizeof buf - 1);
+  if (n <= 0) return 0;
+  buf[n] = '\0';
+  const char* p = strrchr(buf, ')');  // the name may hold anything
+  if (p == nullptr) return 0;
+  // After ") ": state is field 3; utime and stime are fields 14 and 15.
+  unsigned long long utime = 0, stime = 0;
+  if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) != 2) return 0;
+  const long hz = sysconf(_SC_CLK_TCK);
+  if (hz <= 0) return 0;
+  return (utime + stime + static_cast<unsigned long long>(hz) / 2) / static_cast<unsigned long long>(hz);
+}
+
+// "resume": writes the input files, sets RLIMIT_CPU to the run's (on top
+// of what the program used while it started and waited), hands
 // the started program its arguments (each NUL-terminated) and the EOF that
 // says go, then waits for it like "exec".
 json Resume(const ChannelMessage& msg, std::optional<Pending>* pending) {
@@ -234,7 +257,10 @@ json Resume(const ChannelMessage& msg, std::optional<Pending>* pending) {
   pending->reset();
   UniqueFd work(open("/work", O_PATH | O_DIRECTORY | O_CLOEXEC));
   std::string err = WriteFiles(m, work.get());
-  if (const uint64_t cpu = U64(m, "cpu_seconds", 0); err.empty() && cpu != 0) {
+  if (uint64_t cpu = U64(m, "cpu_seconds", 0); err.empty() && cpu != 0) {
+    // A pre-started interpreter's start-up (a WASM engine compiling its
+    // module: seconds) is not the run's: the run gets its whole budget.
+    cpu += CpuSecondsUsed(p.started.pid);
     rlimit rl{cpu, cpu + 1};
     if (prlimit(p.started.pid, RLIMIT_CPU, &rl, nullptr) != 0) err = std::string("prlimit: ") + strerror(errno);
   }
