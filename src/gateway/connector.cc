@@ -159,10 +159,11 @@ StatusOr<std::shared_ptr<McpClient>> Connector::LiveClient(CancelToken* cancel, 
     if (client_ != nullptr && !client_->closed()) return client_;
   }
   // One thread connects; the others wait for it (bounded by their deadline).
-  std::unique_lock<std::timed_mutex> connect_lock(connect_mu_, std::defer_lock);
-  while (!connect_lock.try_lock_for(std::chrono::milliseconds(10))) {
+  std::unique_lock<std::mutex> connect_lock(connect_mu_, std::defer_lock);
+  while (!connect_lock.try_lock()) {
     if (cancel != nullptr && cancel->cancelled()) return Cancelled(name() + ": cancelled while connecting");
     if (Clock::now() >= deadline) return DeadlineExceeded(name() + ": timed out waiting for the connection");
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   std::shared_ptr<McpClient> dead;
   Clock::time_point next_attempt;
@@ -217,8 +218,11 @@ Status Connector::Connect(CancelToken* cancel, std::chrono::milliseconds timeout
 }
 
 void Connector::Relist(Clock::time_point deadline) {
-  std::unique_lock<std::timed_mutex> connect_lock(connect_mu_, std::defer_lock);
-  if (!connect_lock.try_lock_until(deadline)) return;
+  std::unique_lock<std::mutex> connect_lock(connect_mu_, std::defer_lock);
+  while (!connect_lock.try_lock()) {
+    if (Clock::now() >= deadline) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   if (!list_changed_.exchange(false)) return;  // someone else re-listed
   std::shared_ptr<McpClient> client;
   {

@@ -115,7 +115,11 @@ class Connector {
   const ConnectorConfig config_;
   const ConnectorOptions options_;
 
-  std::timed_mutex connect_mu_;  // one connect / re-list at a time
+  // One connect / re-list at a time. A plain mutex taken with try_lock in
+  // a polling loop (connector.cc): std::timed_mutex's timed waits use
+  // pthread_mutex_clocklock, which ThreadSanitizer does not see, so every
+  // unlock was reported as an unlock of an unlocked mutex.
+  std::mutex connect_mu_;
   mutable std::mutex mu_;        // guards the fields below
   std::shared_ptr<McpClient> client_;
   std::shared_ptr<const std::vector<ToolInfo>> tools_;
