@@ -19,9 +19,18 @@
 //   php     $argv, $argc, $_SERVER's script entries, then require main.php.
 //   python in the WASM tier: as python, but the hand-over arrives on the
 //           guest's stdin (WasmPythonPrestartHarness).
+//   typescript: node's harness; main.js comes from esbuild run in a jail
+//           of its own (local_executor.cc).
+// JavaScript and Ruby in the WASM tier need no harness: airlock-js
+// --resume-fd waits for the hand-over itself (js_main.cc, wasi_runner.h).
+// Python ends the run without tearing the interpreter down: it joins
+// non-daemon threads, runs atexit callbacks, drops the program's globals
+// (files flushed and closed, __del__ run), flushes stdout and stderr, then
+// os._exit()s with the status (anything unusual takes the normal exit).
 // Known differences from a cold run, none a security matter: Python sees one
-// more frame below __main__ (sys._getframe) and a non-zero
-// gc.get_freeze_count(), Node's stack traces end in "[eval]" frames, Ruby's
+// more frame below __main__ (sys._getframe), a non-zero
+// gc.get_freeze_count(), and objects kept only by other modules or cycles
+// are not finalized at exit, Node's stack traces end in "[eval]" frames, Ruby's
 // __dir__ is "." (not "/work"), PHP's uncaught-exception trace gains a
 // "Command line code" line. stdin, stdout, stderr, env, cwd, rlimits,
 // seccomp and the jail are exactly those of a cold run.
