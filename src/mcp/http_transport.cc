@@ -1,6 +1,7 @@
 #include "mcp/http_transport.h"
 
 #include <httplib.h>
+#include <malloc.h>
 #include <signal.h>
 #include <sys/socket.h>
 
@@ -646,6 +647,7 @@ void HttpTransport::EndSession(const std::shared_ptr<Entry>& entry) {
 void HttpTransport::ReapIdle() {
   const int64_t idle_ms = static_cast<int64_t>(options_.session_idle_timeout_s) * 1000;
   std::unique_lock<std::mutex> lock(mu_);
+  uint64_t ticks = 0;
   while (!stopping_) {
     reaper_cv_.wait_for(lock, std::chrono::seconds(1));
     std::vector<std::shared_ptr<Entry>> expired;
@@ -662,6 +664,12 @@ void HttpTransport::ReapIdle() {
     }
     lock.unlock();
     for (const auto& e : expired) EndSession(e);
+    // Large replies (a run's 1 MiB of output, serialized and copied) are
+    // freed into whichever thread's malloc arena made them, where glibc
+    // keeps them: give free pages back now and then, so the resident size
+    // follows what is in use (the soak's RSS bound) rather than each
+    // thread's high-water mark.
+    if (++ticks % 10 == 0) malloc_trim(0);
     lock.lock();
   }
 }

@@ -5,8 +5,9 @@
 #       jail and containment test (airlock_tests), then the SDK end-to-end
 #       suite against the instrumented `airlock serve`
 #   tests/sanitize/run.sh tsan [GTEST_FILTER]   TSan: the threaded parts
-#       (runner client, bridge relay and session, call queue, jail pool,
-#       HTTP transport and its connection lobby, console, gateway)
+#       that run without a jail (bridge relay and frames, call queue, runner
+#       loop, HTTP transport and its connection lobby, MCP sessions, console,
+#       gateway and connectors, metrics, log relay)
 #
 # Each builds in its own directory (build/asan, build/tsan) with g++'s
 # sanitizers. airlock-init and airlock-js, which run inside the jail under
@@ -28,7 +29,13 @@ case "$mode" in
   tsan)
     flags=thread
     export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$here/tsan.supp:${TSAN_OPTIONS:-}"
-    : "${filter:=Runner*:*Bridge*:CallQueue*:JailPool*:*Pool*:McpHttp*:ConsoleHttp*:ConsoleApi*:Gateway*:CodeMode*:Session*:McpSession*:McpStdio*:Metrics*:JsonLogRelay*:RateWindow*}"
+    # The threaded parts that run without a jail. A jail cannot be built
+    # under TSan (its runtime thread makes unshare(CLONE_NEWUSER) fail:
+    # "user namespaces are unavailable"), and the runner-client tests fork
+    # a fake runner without exec, which TSan does not support; so the jail
+    # pool, the runner client with a live runner and code mode end to end
+    # are covered by the ASan build and the soak instead.
+    : "${filter:=BridgeRelayTest*:CodemodeCallQueue*:CodemodeFrames*:CodemodeBridge*:ConsoleApiTest*:ConsoleHttpTest*:ConsoleSessionsTest*:Gateway*:JsonLogRelayTest*:McpHttp*:McpSessionTest*:McpStdioTest*:McpGovernance*:MetricsTest*:RateWindow*:RunTrackerTest*:RunnerFrameTest*:RunnerLoop*:SessionRegistryTest*}"
     ;;
   *) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

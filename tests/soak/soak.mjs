@@ -707,7 +707,9 @@ async function main() {
   const serverTmpLeft = fs.readdirSync(serverTmp);
   for (const f of serverTmpLeft) leaks.push(`file in the server's TMPDIR: ${f}`);
   const stateTree = listTree(stateDir);
-  const allowed = /^(audit\.db|codetools\.db|build-cache\/|build-cache\/[0-9a-f]{64})$/;
+  // The build cache's entries and the precompiled C++ headers
+  // (build-cache-pch/<toolchain>/<header>.h and .h.gch) are kept by design.
+  const allowed = /^(audit\.db|codetools\.db|build-cache\/|build-cache\/[0-9a-f]{64}|build-cache-pch\/|build-cache-pch\/cpp-[0-9a-f]{16}\/|build-cache-pch\/cpp-[0-9a-f]{16}\/[A-Za-z0-9_+.-]+\.h(\.gch)?)$/;
   for (const f of stateTree.filter((x) => !allowed.test(x))) leaks.push(`state dir: ${f}`);
   for (const l of leaks) fail('leak', l);
 
