@@ -300,6 +300,12 @@ JailPool::Maker LocalExecutor::PrestartMaker(const LanguageSpec& spec, const jai
   };
 }
 
+StatusOr<std::unique_ptr<jail::Jail>> LocalExecutor::PooledOrNew(std::unique_ptr<jail::Jail> pooled,
+                                                                 const jail::JailConfig& config) {
+  if (pooled) return pooled;
+  return jail::Jail::Create(*host_, config);
+}
+
 RunResult LocalExecutor::RunInJail(const LanguageSpec& spec, const RunRequest& request, const ProgressFn& progress,
                                    CancelToken& cancel, BridgeHandler* bridge) {
   auto report = [&](RunPhase p) {
@@ -318,8 +324,7 @@ RunResult LocalExecutor::RunInJail(const LanguageSpec& spec, const RunRequest& r
   } else if (pool_) {
     pooled = pool_->Take(ShapeKey(spec, config), config);
   }
-  StatusOr<std::unique_ptr<jail::Jail>> jail =
-      pooled ? StatusOr<std::unique_ptr<jail::Jail>>(std::move(pooled)) : jail::Jail::Create(*host_, config);
+  StatusOr<std::unique_ptr<jail::Jail>> jail = PooledOrNew(std::move(pooled), config);
   if (!jail.ok()) {
     return InternalErrorResult(spec.name, "jail_setup_failed", "could not create the jail: " + jail.status().message());
   }
@@ -364,15 +369,13 @@ RunResult LocalExecutor::RunInJail(const LanguageSpec& spec, const RunRequest& r
       // gets the artifact as a file.
       std::unique_ptr<jail::Jail> compile_jail;
       if ((*jail)->started()) {
-        compile_jail = pool_ ? pool_->Take(ShapeKey(spec, config), config) : nullptr;
-        if (!compile_jail) {
-          StatusOr<std::unique_ptr<jail::Jail>> made = jail::Jail::Create(*host_, config);
-          if (!made.ok()) {
-            return InternalErrorResult(spec.name, "jail_setup_failed",
-                                       "could not create the jail: " + made.status().message());
-          }
-          compile_jail = std::move(*made);
+        StatusOr<std::unique_ptr<jail::Jail>> made =
+            PooledOrNew(pool_ ? pool_->Take(ShapeKey(spec, config), config) : nullptr, config);
+        if (!made.ok()) {
+          return InternalErrorResult(spec.name, "jail_setup_failed",
+                                     "could not create the jail: " + made.status().message());
         }
+        compile_jail = std::move(*made);
       }
       jail::ExecRequest compile = base;
       compile.argv = spec.compile->argv;

@@ -99,6 +99,9 @@ class LocalExecutor : public CodeExecutor {
   bool Prestarts(const LanguageSpec& spec, const BridgeHandler* bridge) const;
   // The pool's maker for a jail of `config` whose interpreter is started.
   JailPool::Maker PrestartMaker(const LanguageSpec& spec, const jail::JailConfig& config);
+  // `pooled` if there is one (a pool hit), else a jail made now.
+  StatusOr<std::unique_ptr<jail::Jail>> PooledOrNew(std::unique_ptr<jail::Jail> pooled,
+                                                    const jail::JailConfig& config);
   RunResult RunInJail(const LanguageSpec& spec, const RunRequest& request, const ProgressFn& progress,
                       CancelToken& cancel, BridgeHandler* bridge);
   RunResult RunInSession(const RunRequest& request, const ProgressFn& progress, CancelToken& cancel);

@@ -173,32 +173,6 @@ Status LimitProcessData(uint64_t bytes) {
   return OkStatus();
 }
 
-// The pre-started hand-over: everything fd delivers until EOF (at most
-// 16 MiB), split into the deadline and the NUL-terminated arguments.
-struct HandOver {
-  uint64_t deadline_ms = 0;
-  std::vector<std::string> args;
-};
-HandOver ReadHandOver(int fd) {
-  std::string frame;
-  char buf[65536];
-  while (frame.size() < (16u << 20)) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    frame.append(buf, static_cast<size_t>(n));
-  }
-  ::close(fd);
-  HandOver h;
-  size_t at = frame.find('\0');
-  h.deadline_ms = ParseUint(std::string_view(frame).substr(0, at), UINT64_MAX / 2).value_or(0);
-  if (at == std::string::npos) return h;
-  for (size_t nul; (nul = frame.find('\0', ++at)) != std::string::npos; at = nul) {
-    h.args.push_back(frame.substr(at, nul - at));
-  }
-  return h;
-}
-
 StatusOr<std::string> ReadScript(const std::string& path) {
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd) return ErrnoError("open " + path);

@@ -219,6 +219,20 @@ uint64_t MonotonicNs() {
 
 }  // namespace
 
+HandOver ReadHandOver(int fd) {
+  const std::string frame = ReadAllFrom(fd, 16u << 20);
+  ::close(fd);
+  HandOver h;
+  const size_t nul = frame.find('\0');
+  h.deadline_ms = Number(std::string_view(frame).substr(0, nul)).value_or(0);
+  if (nul == std::string::npos) return h;
+  h.raw_args = frame.substr(nul + 1);
+  for (size_t at = 0, end; (end = h.raw_args.find('\0', at)) != std::string::npos; at = end + 1) {
+    h.args.push_back(h.raw_args.substr(at, end - at));
+  }
+  return h;
+}
+
 int WasiMain(int argc, char** argv) {
   return WasiMainWith(argc, argv, [](WasiGuest& guest) {
     return RunWasmCommand(guest.engine, guest.module, guest.imports);
@@ -281,9 +295,9 @@ int WasiMainWith(int argc, char** argv, const WasiDriver& driver) {
   JsEngine* engine_ptr = nullptr;
   // The hand-over, once: the deadline and the NUL-terminated arguments
   // from the resume fd, then the work dir as airlock-init has written it.
-  std::optional<std::string> handed;  // the arguments, once handed over
+  std::optional<HandOver> handed;  // once handed over
   bool driver_took_it = false;
-  auto hand_over = [&]() -> const std::string& {
+  auto hand_over = [&]() -> const HandOver& {
     if (handed) return *handed;
     // Waiting in a pool: the module is instantiated, so its bytes (30 MB
     // for Ruby) are not needed again; give them and the start-up's freed
@@ -291,16 +305,11 @@ int WasiMainWith(int argc, char** argv, const WasiDriver& driver) {
     capped->clear();
     capped->shrink_to_fit();
     malloc_trim(0);
-    std::string frame = ReadAllFrom(flags->resume_fd, 16u << 20);
-    ::close(flags->resume_fd);
-    const size_t nul = frame.find('\0');
-    const std::optional<uint64_t> ms =
-        Number(std::string_view(frame).substr(0, nul == std::string::npos ? frame.size() : nul));
-    handed = nul == std::string::npos ? "" : frame.substr(nul + 1);
-    if (ms && *ms > 0) {
-      flags->deadline_ms = *ms;
-      wasi_ptr->SetDeadline(MonotonicNs() + *ms * 1'000'000ull);
-      (void)engine_ptr->SetDeadline(Clock::now() + std::chrono::milliseconds(*ms));
+    handed = ReadHandOver(flags->resume_fd);
+    if (const uint64_t ms = handed->deadline_ms; ms > 0) {
+      flags->deadline_ms = ms;
+      wasi_ptr->SetDeadline(MonotonicNs() + ms * 1'000'000ull);
+      (void)engine_ptr->SetDeadline(Clock::now() + std::chrono::milliseconds(ms));
     }
     if (work) {
       if (Status st = LoadWorkDir(vfs, work, flags->work->first); !st.ok()) {
@@ -313,19 +322,14 @@ int WasiMainWith(int argc, char** argv, const WasiDriver& driver) {
   if (flags->resume_fd >= 0) {
     wo.stdin_source = [&]() -> std::string {
       if (driver_took_it) return ReadStdin();
-      const std::string& args = hand_over();
+      const std::string& args = hand_over().raw_args;
       char len[16];
       snprintf(len, sizeof len, "%010zu", args.size());
       return std::string(len) + args + ReadStdin();
     };
     driver_hand_over = [&]() {
       driver_took_it = true;
-      const std::string& raw = hand_over();
-      std::vector<std::string> args;
-      for (size_t at = 0, nul; (nul = raw.find('\0', at)) != std::string::npos; at = nul + 1) {
-        args.push_back(raw.substr(at, nul - at));
-      }
-      return args;
+      return hand_over().args;
     };
   } else {
     wo.stdin_bytes = ReadStdin();

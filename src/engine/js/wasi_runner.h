@@ -52,6 +52,17 @@ struct WasiGuest {
 };
 using WasiDriver = std::function<WasmOutcome(WasiGuest& guest)>;
 
+// airlock-init's hand-over to a pre-started airlock-js (--resume-fd, both
+// the JavaScript and the WASI modes): everything the fd delivers until EOF,
+// "DEADLINE_MS\0ARG\0ARG\0...".
+struct HandOver {
+  uint64_t deadline_ms = 0;  // 0: none given
+  std::string raw_args;      // the arguments as sent, each NUL-terminated
+  std::vector<std::string> args;
+};
+// Reads the hand-over from `fd` (at most 16 MiB) and closes `fd`.
+HandOver ReadHandOver(int fd);
+
 // WasiMain with another way to run the module (a reactor such as ruby.wasm):
 // the same flags, filesystem, limits, output and exit statuses; argv[1] is
 // the mode flag ("--wasi-ruby"). WasiMain runs `_start` with RunWasmCommand.
