@@ -11,6 +11,8 @@ DEB_PACKAGES=(
   # libraries
   libseccomp-dev nlohmann-json3-dev libcpp-httplib-dev libcli11-dev libsqlite3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  # scale-out: gRPC runner hosts (mutual TLS), PostgreSQL shared state
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libpqxx-dev postgresql-15 openssl
   # the embedded JavaScript engine (code mode, WASM tier)
   libmozjs-102-dev
   # language runtimes for the native tier
@@ -19,13 +21,15 @@ DEB_PACKAGES=(
   # baselines for bench/
   bubblewrap hyperfine
   # misc used by tests
-  iproute2 procps util-linux
+  iproute2 procps util-linux curl
   # the operators' console's browser tests (npm playwright-core drives it)
   chromium
   # a real Prometheus parser for the /metrics test
   python3-prometheus-client
   # the Debian package: dpkg-shlibdeps (its Depends) and help2man (airlock(1))
   dpkg-dev help2man
+  # the Kubernetes manifests test parses YAML
+  python3-yaml
   # fuzzing and sanitizer builds (tests/fuzz/run.sh): clang-16's libFuzzer,
   # ASan, UBSan and TSan runtimes
   clang-16 libclang-rt-16-dev

@@ -1,14 +1,13 @@
 #include "audit/audit_log.h"
 
 #include <sys/random.h>
-#include <sys/stat.h>
 
 #include <cerrno>
 #include <chrono>
 #include <iostream>
 #include <random>
 
-#include "audit/sqlite_audit_store.h"
+#include "state/state_stores.h"
 
 namespace airlock::audit {
 namespace {
@@ -21,43 +20,14 @@ int64_t SteadyNowMs() {
       .count();
 }
 
-// mkdir -p of the directory holding `file`: missing components are created
-// with mode 0700; existing ones are left as they are.
-Status MakeParentDirs(const std::string& file) {
-  const size_t slash = file.rfind('/');
-  if (slash == std::string::npos || slash == 0) return OkStatus();
-  const std::string dir = file.substr(0, slash);
-  for (size_t pos = dir.find('/', 1);; pos = dir.find('/', pos + 1)) {
-    const std::string prefix = dir.substr(0, pos);
-    if (!prefix.empty() && prefix.back() != '/') {
-      if (mkdir(prefix.c_str(), 0700) != 0) {
-        if (errno != EEXIST) return ErrnoError("mkdir " + prefix);
-        struct stat st;
-        if (stat(prefix.c_str(), &st) != 0) return ErrnoError("stat " + prefix);
-        if (!S_ISDIR(st.st_mode)) return FailedPrecondition(prefix + " is not a directory");
-      }
-    }
-    if (pos == std::string::npos) break;
-  }
-  return OkStatus();
-}
-
-StatusOr<std::unique_ptr<SqliteAuditStore>> OpenStore(const std::string& path, bool sync_every_record) {
-  AIRLOCK_RETURN_IF_ERROR(MakeParentDirs(path));
-  SqliteAuditStore::Options options;
-  options.sync_every_record = sync_every_record;
-  return SqliteAuditStore::Open(path, std::move(options));
-}
-
 }  // namespace
 
 StatusOr<std::unique_ptr<AuditLog>> AuditLog::Open(const config::Config& config) {
   const bool fail_closed = config.audit.fail_closed;
   if (!config.audit.enabled) return std::make_unique<AuditLog>(nullptr, fail_closed);
-  const std::string path = config.AuditDbPath();
-  StatusOr<std::unique_ptr<SqliteAuditStore>> store = OpenStore(path, config.audit.sync == "full");
+  StatusOr<std::unique_ptr<AuditStore>> store = state::OpenAuditStore(config);
   if (store.ok()) return std::make_unique<AuditLog>(std::move(*store), fail_closed);
-  const Status error = store.status().WithContext("audit log " + path);
+  const Status error = store.status().WithContext("audit log " + state::AuditStoreLocation(config));
   if (fail_closed) return error;
   std::cerr << "airlock: WARNING: " << error.message()
             << "; running WITHOUT an audit log (audit.fail_closed is false)\n";

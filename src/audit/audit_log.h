@@ -1,5 +1,6 @@
 // What the server writes the audit log through: an AuditStore plus the
-// fail-closed policy (config "audit": {enabled, path, fail_closed}).
+// fail-closed policy (config "audit": {enabled, path, fail_closed}; the
+// store is state.backend's, state/state_stores.h).
 //
 //   AIRLOCK_ASSIGN_OR_RETURN(auto log, AuditLog::Open(config));   // disabled: a no-op log
 //   const std::string run_id = NewRunId();
@@ -32,9 +33,11 @@ namespace airlock::audit {
 
 class AuditLog {
  public:
-  // From config.audit: opens SqliteAuditStore at config.AuditDbPath()
-  // (creating the directory, mode 0700) when enabled. An unopenable store is
-  // an error when fail_closed, else a degraded log that writes nothing.
+  // From config.audit and config.state: opens the configured store
+  // (state::OpenAuditStore: SqliteAuditStore at config.AuditDbPath(),
+  // creating the directory with mode 0700, or PgAuditStore) when enabled.
+  // An unopenable store is an error when fail_closed, else a degraded log
+  // that writes nothing.
   static StatusOr<std::unique_ptr<AuditLog>> Open(const config::Config& config);
 
   // `store` null: disabled.

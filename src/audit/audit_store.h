@@ -3,9 +3,9 @@
 // the server yet.
 //
 // AuditStore is the interface callers use; SqliteAuditStore (the default, a
-// file under the state dir) implements it, and a shared database (PostgreSQL,
-// for several airlock instances) can implement it later without touching the
-// callers. Rows are append-only and tamper-evident: Verify() reports the first
+// file under the state dir) and PgAuditStore (a PostgreSQL database several
+// gateways share) implement it with one hash chain (audit_chain.h);
+// state/state_stores.h opens the configured one. Rows are append-only and tamper-evident: Verify() reports the first
 // row that was edited or deleted after it was written.
 //
 //   AIRLOCK_ASSIGN_OR_RETURN(std::unique_ptr<AuditStore> audit,

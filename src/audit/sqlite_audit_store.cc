@@ -6,138 +6,30 @@
 #include <algorithm>
 #include <chrono>
 #include <optional>
+#include <type_traits>
 
-#include "base/encoding.h"
+#include "audit/audit_chain.h"
 #include "base/unique_fd.h"
 
 namespace airlock::audit {
 namespace {
 
 using Value = SqliteAuditStore::Value;
-using AnyRow = std::variant<RunRecord, CallRow, EventRow>;
-
-const std::string kGenesis(64, '0');
-
-// A row struct's fields, in column order, each bound to its member.
-template <typename Row>
-struct Field {
-  const char* name;
-  std::variant<int64_t Row::*, std::string Row::*, nlohmann::json Row::*> member;
-};
-
-const std::vector<Field<RunRecord>>& RunFields() {
-  static const std::vector<Field<RunRecord>> f = {
-      {"run_id", &RunRecord::run_id},
-      {"started_at", &RunRecord::started_at},
-      {"ended_at", &RunRecord::ended_at},
-      {"duration_ms", &RunRecord::duration_ms},
-      {"user", &RunRecord::user},
-      {"role", &RunRecord::role},
-      {"endpoint", &RunRecord::endpoint},
-      {"client", &RunRecord::client},
-      {"kind", &RunRecord::kind},
-      {"tool_version_hash", &RunRecord::tool_version_hash},
-      {"language", &RunRecord::language},
-      {"code_sha256", &RunRecord::code_sha256},
-      {"code", &RunRecord::code},
-      {"connectors", &RunRecord::connectors},
-      {"limits", &RunRecord::limits},
-      {"status", &RunRecord::status},
-      {"error_code", &RunRecord::error_code},
-      {"calls_total", &RunRecord::calls_total},
-      {"calls_denied", &RunRecord::calls_denied},
-      {"console_bytes", &RunRecord::console_bytes},
-      {"result_bytes", &RunRecord::result_bytes},
-  };
-  return f;
-}
-
-const std::vector<Field<CallRow>>& CallFields() {
-  static const std::vector<Field<CallRow>> f = {
-      {"run_id", &CallRow::run_id},
-      {"seq", &CallRow::seq},
-      {"connector", &CallRow::connector},
-      {"tool", &CallRow::tool},
-      {"effective_class", &CallRow::effective_class},
-      {"decision", &CallRow::decision},
-      {"reason", &CallRow::reason},
-      {"args_sha256", &CallRow::args_sha256},
-      {"args_redacted", &CallRow::args_redacted},
-      {"result_status", &CallRow::result_status},
-      {"result_bytes", &CallRow::result_bytes},
-      {"duration_ms", &CallRow::duration_ms},
-  };
-  return f;
-}
-
-const std::vector<Field<EventRow>>& EventFields() {
-  static const std::vector<Field<EventRow>> f = {
-      {"at", &EventRow::at},
-      {"kind", &EventRow::kind},
-      {"actor", &EventRow::actor},
-      {"target", &EventRow::target},
-      {"detail", &EventRow::detail},
-  };
-  return f;
-}
-
-template <typename Row>
-std::vector<Value> ToValues(const std::vector<Field<Row>>& fields, const Row& row) {
-  std::vector<Value> out;
-  out.reserve(fields.size());
-  for (const Field<Row>& f : fields) {
-    if (auto* m = std::get_if<int64_t Row::*>(&f.member)) {
-      out.emplace_back(row.**m);
-    } else if (auto* m = std::get_if<std::string Row::*>(&f.member)) {
-      out.emplace_back(SanitizeUtf8(row.**m));
-    } else {
-      const nlohmann::json& j = row.*std::get<nlohmann::json Row::*>(f.member);
-      out.emplace_back(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
-    }
-  }
-  return out;
-}
-
-template <typename Row>
-AnyRow FromValues(const std::vector<Field<Row>>& fields, const std::vector<Value>& values) {
-  Row row;
-  for (size_t i = 0; i < fields.size(); ++i) {
-    const Field<Row>& f = fields[i];
-    if (auto* m = std::get_if<int64_t Row::*>(&f.member)) {
-      row.**m = std::get<int64_t>(values[i]);
-    } else if (auto* m = std::get_if<std::string Row::*>(&f.member)) {
-      row.**m = std::get<std::string>(values[i]);
-    } else {
-      const std::string& text = std::get<std::string>(values[i]);
-      nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-      row.*std::get<nlohmann::json Row::*>(f.member) = j.is_discarded() ? nlohmann::json(text) : j;
-    }
-  }
-  return row;
-}
-
-template <typename Row>
-std::vector<std::pair<const char*, bool>> Columns(const std::vector<Field<Row>>& fields) {
-  std::vector<std::pair<const char*, bool>> out;
-  for (const Field<Row>& f : fields) {
-    out.emplace_back(f.name, std::holds_alternative<int64_t Row::*>(f.member));
-  }
-  return out;
-}
+static_assert(std::is_same_v<Value, AuditValue>);
 
 }  // namespace
 
 // Everything the store needs to know about one table. SQL fragments are
 // constants; values are always bound.
 struct SqliteAuditStore::Table {
-  size_t index;
-  const char* kind;      // "runs" | "calls" | "events": in canonical JSON and reports
-  const char* sql_name;  // "audit_runs", ...
-  std::vector<std::pair<const char*, bool>> columns;  // name, is INTEGER
-  AnyRow (*from_values)(const std::vector<Value>&);
+  const ChainTable& chain;  // columns, kind, hashing (audit_chain.h)
   const char* user_filter;  // uses ?2
   const char* run_filter;   // uses ?3
   const char* run_fields_filter;  // uses ?6 endpoint, ?7 language, ?8 status
+  size_t index() const { return chain.index; }
+  const char* kind() const { return chain.kind; }
+  const char* sql_name() const { return chain.sql_name; }
+  const std::vector<std::pair<const char*, bool>>& columns() const { return chain.columns; }
 };
 
 namespace {
@@ -146,49 +38,21 @@ using Table = SqliteAuditStore::Table;
 
 const std::vector<Table>& Tables() {
   static const std::vector<Table> t = {
-      {0, "runs", "audit_runs", Columns(RunFields()),
-       [](const std::vector<Value>& v) { return FromValues(RunFields(), v); },
-       "(?2 = '' OR user = ?2)", "(?3 = '' OR run_id = ?3)",
+      {RunsTable(), "(?2 = '' OR user = ?2)", "(?3 = '' OR run_id = ?3)",
        "(?6 = '' OR endpoint = ?6) AND (?7 = '' OR language = ?7) AND (?8 = '' OR status = ?8)"},
-      {1, "calls", "audit_calls", Columns(CallFields()),
-       [](const std::vector<Value>& v) { return FromValues(CallFields(), v); },
-       "(?2 = '' OR run_id IN (SELECT run_id FROM audit_runs WHERE user = ?2))",
+      {CallsTable(), "(?2 = '' OR run_id IN (SELECT run_id FROM audit_runs WHERE user = ?2))",
        "(?3 = '' OR run_id = ?3)",
        "((?6 = '' AND ?7 = '' AND ?8 = '') OR run_id IN (SELECT run_id FROM audit_runs WHERE "
        "(?6 = '' OR endpoint = ?6) AND (?7 = '' OR language = ?7) AND (?8 = '' OR status = ?8)))"},
-      {2, "events", "audit_events", Columns(EventFields()),
-       [](const std::vector<Value>& v) { return FromValues(EventFields(), v); },
-       "(?2 = '' OR actor = ?2)", "(?3 = '' OR target = ?3)", "(?6 = '' AND ?7 = '' AND ?8 = '')"},
+      {EventsTable(), "(?2 = '' OR actor = ?2)", "(?3 = '' OR target = ?3)", "(?6 = '' AND ?7 = '' AND ?8 = '')"},
   };
   return t;
 }
 
 std::string ColumnList(const Table& t) {
   std::string s = "id, recorded_at";
-  for (const auto& [name, is_int] : t.columns) s += std::string(", ") + name;
+  for (const auto& [name, is_int] : t.columns()) s += std::string(", ") + name;
   return s;
-}
-
-// The text whose hash (after prev_hash) is the row's row_hash; nullopt if a
-// value cannot be serialized (ill-formed UTF-8 written behind our back).
-std::optional<std::string> Canonical(const Table& t, int64_t id, int64_t recorded_at,
-                                     const std::vector<Value>& values) {
-  nlohmann::json j = nlohmann::json::object();  // std::map: keys sorted
-  j["table"] = t.kind;
-  j["id"] = id;
-  j["recorded_at"] = recorded_at;
-  for (size_t i = 0; i < t.columns.size(); ++i) {
-    std::visit([&](const auto& v) { j[t.columns[i].first] = v; }, values[i]);
-  }
-  try {
-    return j.dump();
-  } catch (const nlohmann::json::exception&) {
-    return std::nullopt;
-  }
-}
-
-std::string RowHash(const std::string& prev_hash, const std::string& canonical) {
-  return Sha256Hex(prev_hash + canonical);
 }
 
 int64_t SystemNowMs() {
@@ -202,9 +66,9 @@ int64_t SystemNowMs() {
 bool ReadValues(const SqliteStmt& st, const Table& t, int first, std::vector<Value>* out) {
   bool types_ok = true;
   out->clear();
-  for (size_t i = 0; i < t.columns.size(); ++i) {
+  for (size_t i = 0; i < t.columns().size(); ++i) {
     const int col = first + static_cast<int>(i);
-    const bool is_int = t.columns[i].second;
+    const bool is_int = t.columns()[i].second;
     if (st.ColumnType(col) != (is_int ? SQLITE_INTEGER : SQLITE_TEXT)) types_ok = false;
     if (is_int) {
       out->emplace_back(st.ColumnInt64(col));
@@ -229,11 +93,6 @@ Status CreateFile0600(const std::string& path) {
 
 }  // namespace
 
-std::string VerifyProblem::ToString() const {
-  return std::string(kind == Kind::kModified ? "modified" : "deleted") + ": " + table + " id " +
-         std::to_string(id) + ": " + detail;
-}
-
 SqliteAuditStore::SqliteAuditStore(SqliteDb db, Options options)
     : options_(std::move(options)), db_(std::move(db)) {
   if (!options_.now_ms) options_.now_ms = SystemNowMs;
@@ -256,9 +115,9 @@ StatusOr<std::unique_ptr<SqliteAuditStore>> SqliteAuditStore::Open(const std::st
       db.Exec(options.sync_every_record ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL"));
   AIRLOCK_RETURN_IF_ERROR(db.Exec("BEGIN IMMEDIATE"));
   for (const Table& t : Tables()) {
-    std::string sql = std::string("CREATE TABLE IF NOT EXISTS ") + t.sql_name +
+    std::string sql = std::string("CREATE TABLE IF NOT EXISTS ") + t.sql_name() +
                       " (id INTEGER PRIMARY KEY, recorded_at INTEGER NOT NULL";
-    for (const auto& [name, is_int] : t.columns) {
+    for (const auto& [name, is_int] : t.columns()) {
       sql += std::string(", ") + name + (is_int ? " INTEGER NOT NULL" : " TEXT NOT NULL");
     }
     sql += ", prev_hash TEXT NOT NULL, row_hash TEXT NOT NULL) STRICT";
@@ -271,7 +130,7 @@ StatusOr<std::unique_ptr<SqliteAuditStore>> SqliteAuditStore::Open(const std::st
   const std::string head =
       "CREATE TABLE IF NOT EXISTS audit_head (singleton INTEGER PRIMARY KEY CHECK (singleton = 1),"
       " last_id INTEGER NOT NULL, last_hash TEXT NOT NULL) STRICT;"
-      "INSERT OR IGNORE INTO audit_head VALUES (1, 0, '" + kGenesis + "');"
+      "INSERT OR IGNORE INTO audit_head VALUES (1, 0, '" + GenesisHash() + "');"
       "CREATE INDEX IF NOT EXISTS audit_runs_run_id ON audit_runs (run_id);"
       "CREATE INDEX IF NOT EXISTS audit_runs_user ON audit_runs (user);"
       "CREATE INDEX IF NOT EXISTS audit_calls_run_id ON audit_calls (run_id);"
@@ -338,16 +197,16 @@ Status SqliteAuditStore::Prepare() {
       write_head_, db_.Prepare("UPDATE audit_head SET last_id = ?1, last_hash = ?2 WHERE singleton = 1"));
   for (const Table& t : Tables()) {
     std::string params;
-    const size_t n = t.columns.size() + 4;  // id, recorded_at, columns, prev_hash, row_hash
+    const size_t n = t.columns().size() + 4;  // id, recorded_at, columns, prev_hash, row_hash
     for (size_t i = 1; i <= n; ++i) params += (i > 1 ? ", ?" : "?") + std::to_string(i);
     AIRLOCK_ASSIGN_OR_RETURN(SqliteStmt ins,
-                             db_.Prepare(std::string("INSERT INTO ") + t.sql_name + " (" +
+                             db_.Prepare(std::string("INSERT INTO ") + t.sql_name() + " (" +
                                          ColumnList(t) + ", prev_hash, row_hash) VALUES (" +
                                          params + ")"));
     insert_.push_back(std::move(ins));
     AIRLOCK_ASSIGN_OR_RETURN(
         SqliteStmt q,
-        db_.Prepare(std::string("SELECT ") + ColumnList(t) + " FROM " + t.sql_name +
+        db_.Prepare(std::string("SELECT ") + ColumnList(t) + " FROM " + t.sql_name() +
                     " WHERE recorded_at >= ?1 AND (?5 = 0 OR recorded_at < ?5) AND " + t.user_filter +
                     " AND " + t.run_filter + " AND " + t.run_fields_filter + " ORDER BY id DESC LIMIT ?4"));
     query_.push_back(std::move(q));
@@ -355,23 +214,17 @@ Status SqliteAuditStore::Prepare() {
   return OkStatus();
 }
 
-Status SqliteAuditStore::AppendRun(const RunRecord& run) {
-  return Append(Tables()[0], ToValues(RunFields(), run));
-}
+Status SqliteAuditStore::AppendRun(const RunRecord& run) { return Append(Tables()[0], ValuesOf(run)); }
 
-Status SqliteAuditStore::AppendCall(const CallRow& call) {
-  return Append(Tables()[1], ToValues(CallFields(), call));
-}
+Status SqliteAuditStore::AppendCall(const CallRow& call) { return Append(Tables()[1], ValuesOf(call)); }
 
-Status SqliteAuditStore::AppendEvent(const EventRow& event) {
-  return Append(Tables()[2], ToValues(EventFields(), event));
-}
+Status SqliteAuditStore::AppendEvent(const EventRow& event) { return Append(Tables()[2], ValuesOf(event)); }
 
 Status SqliteAuditStore::AppendRunWithCalls(const RunRecord& run, const std::vector<CallRow>& calls) {
   std::vector<std::pair<const Table*, std::vector<Value>>> rows;
   rows.reserve(calls.size() + 1);
-  for (const CallRow& call : calls) rows.emplace_back(&Tables()[1], ToValues(CallFields(), call));
-  rows.emplace_back(&Tables()[0], ToValues(RunFields(), run));
+  for (const CallRow& call : calls) rows.emplace_back(&Tables()[1], ValuesOf(call));
+  rows.emplace_back(&Tables()[0], ValuesOf(run));
   return AppendAll(std::move(rows));
 }
 
@@ -412,11 +265,11 @@ Status SqliteAuditStore::AppendLocked(const Table& table, std::vector<Value>& va
   const std::string prev_hash = read_head_.ColumnText(1);
   read_head_.Reset();
   const int64_t recorded_at = options_.now_ms();
-  std::optional<std::string> canonical = Canonical(table, id, recorded_at, values);
+  std::optional<std::string> canonical = CanonicalRow(table.chain, id, recorded_at, values);
   if (!canonical) return Internal("audit row cannot be serialized");
-  const std::string row_hash = RowHash(prev_hash, *canonical);
+  const std::string row_hash = ChainHash(prev_hash, *canonical);
 
-  SqliteStmt& ins = insert_[table.index];
+  SqliteStmt& ins = insert_[table.index()];
   int p = 1;
   ins.Bind(p++, id);
   ins.Bind(p++, recorded_at);
@@ -444,8 +297,8 @@ StatusOr<std::vector<AuditRow>> SqliteAuditStore::Query(const AuditQuery& query)
     return InvalidArgument("audit query: type must be run, call or event");
   }
   for (const Table& t : Tables()) {
-    if (!query.type.empty() && query.type != kTypeOf[t.index]) continue;
-    SqliteStmt& q = query_[t.index];
+    if (!query.type.empty() && query.type != kTypeOf[t.index()]) continue;
+    SqliteStmt& q = query_[t.index()];
     q.Bind(1, query.since);
     q.Bind(2, query.user);
     q.Bind(3, query.run_id);
@@ -462,7 +315,7 @@ StatusOr<std::vector<AuditRow>> SqliteAuditStore::Query(const AuditQuery& query)
       }
       if (!*row) break;
       ReadValues(q, t, 2, &values);
-      rows.push_back(AuditRow{q.ColumnInt64(0), q.ColumnInt64(1), t.from_values(values)});
+      rows.push_back(AuditRow{q.ColumnInt64(0), q.ColumnInt64(1), RowFromValues(t.chain, values)});
     }
     q.Reset();
   }
@@ -486,13 +339,11 @@ StatusOr<VerifyReport> SqliteAuditStore::Verify() {
     for (const Table& t : Tables()) {
       AIRLOCK_ASSIGN_OR_RETURN(SqliteStmt st,
                                db_.Prepare(std::string("SELECT ") + ColumnList(t) +
-                                           ", prev_hash, row_hash FROM " + t.sql_name + " ORDER BY id"));
+                                           ", prev_hash, row_hash FROM " + t.sql_name() + " ORDER BY id"));
       cursors.push_back(Cursor{&t, std::move(st)});
       AIRLOCK_ASSIGN_OR_RETURN(cursors.back().has, cursors.back().st.Step());
     }
-    VerifyReport report;
-    std::string prev = kGenesis;
-    int64_t expected = 1;
+    ChainVerifier verifier;
     std::vector<Value> values;
     while (true) {
       Cursor* c = nullptr;
@@ -501,52 +352,19 @@ StatusOr<VerifyReport> SqliteAuditStore::Verify() {
       }
       if (!c) break;
       const Table& t = *c->table;
-      const int ncol = static_cast<int>(t.columns.size());
-      const int64_t id = c->st.ColumnInt64(0);
-      const bool types_ok = ReadValues(c->st, t, 2, &values) &&
-                            c->st.ColumnType(1) == SQLITE_INTEGER;
-      const std::string prev_hash = c->st.ColumnText(2 + ncol);
-      const std::string row_hash = c->st.ColumnText(3 + ncol);
-      ++report.rows_checked;
-      auto fail = [&](VerifyProblem::Kind kind, std::string detail) {
-        report.problem = VerifyProblem{kind, t.kind, id, std::move(detail)};
-      };
-      std::optional<std::string> canonical =
-          types_ok ? Canonical(t, id, c->st.ColumnInt64(1), values) : std::nullopt;
-      if (id < expected) {
-        fail(VerifyProblem::Kind::kModified, "id " + std::to_string(id) + " appears twice");
-      } else if (id > expected) {
-        fail(VerifyProblem::Kind::kDeleted,
-             id == expected + 1 ? "row id " + std::to_string(expected) + " is missing"
-                                : "rows id " + std::to_string(expected) + " to " +
-                                      std::to_string(id - 1) + " are missing");
-      } else if (!canonical || RowHash(prev_hash, *canonical) != row_hash) {
-        fail(VerifyProblem::Kind::kModified, "row_hash does not match its content");
-      } else if (prev_hash != prev) {
-        fail(VerifyProblem::Kind::kDeleted,
-             "prev_hash does not match the row before it: rows were removed or rewritten");
+      const int ncol = static_cast<int>(t.columns().size());
+      const bool types_ok = ReadValues(c->st, t, 2, &values) && c->st.ColumnType(1) == SQLITE_INTEGER;
+      if (!verifier.Add(t.chain, c->st.ColumnInt64(0), c->st.ColumnInt64(1), values, types_ok,
+                        c->st.ColumnText(2 + ncol), c->st.ColumnText(3 + ncol))) {
+        break;
       }
-      if (report.problem) return report;
-      prev = row_hash;
-      expected = id + 1;
-      report.last_id = id;
-      report.head_hash = prev;
       AIRLOCK_ASSIGN_OR_RETURN(c->has, c->st.Step());
     }
-    if (report.last_id == 0) report.head_hash = kGenesis;
     AIRLOCK_ASSIGN_OR_RETURN(bool has_head, read_head_.Step());
     const int64_t head_id = has_head ? read_head_.ColumnInt64(0) : -1;
     const std::string head_hash = has_head ? read_head_.ColumnText(1) : "";
     read_head_.Reset();
-    if (head_id > report.last_id) {
-      report.problem = VerifyProblem{VerifyProblem::Kind::kDeleted, "head", report.last_id + 1,
-                                     "the chain ends at id " + std::to_string(report.last_id) +
-                                         " but the head says " + std::to_string(head_id)};
-    } else if (head_id != report.last_id || head_hash != report.head_hash) {
-      report.problem = VerifyProblem{VerifyProblem::Kind::kModified, "head", head_id,
-                                     "the chain head does not match the last row"};
-    }
-    return report;
+    return verifier.Finish(has_head, head_id, head_hash);
   };
   StatusOr<VerifyReport> report = verify();
   read_head_.Reset();

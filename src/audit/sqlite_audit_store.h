@@ -9,7 +9,8 @@
 //   AIRLOCK_RETURN_IF_ERROR(audit->AppendEvent({.at = now_ms, .kind = "key_revoke",
 //                                               .actor = "root", .target = "k_0123"}));
 //
-// Tamper evidence: ONE hash chain across all three tables. Every row gets the
+// Tamper evidence (the chain is audit/audit_chain.h's, shared with
+// PgAuditStore): ONE hash chain across all three tables. Every row gets the
 // next `id` of a single sequence (1, 2, 3, ... whatever its table) and stores
 //   prev_hash = row_hash of row id-1   (64 '0's for id 1)
 //   row_hash  = hex sha256(prev_hash || canonical)

@@ -1,12 +1,11 @@
-// API keys for the HTTP transport (issue 5 groundwork; not wired in yet).
+// API keys for the HTTP transport.
 //
 // A key maps to a user and a role. Only the SHA-256 of a key is stored, so
-// the file never holds a usable secret; the key itself is shown once, when
-// it is created. The store is one JSON file (mode 0600) that several
-// processes may share: `airlock keys create|list|revoke` change it with an
-// exclusive flock and an atomic rename, and a server's Authenticate()
-// re-reads it whenever it changed, so a revocation takes effect on the very
-// next request.
+// the store never holds a usable secret; the key itself is shown once, when
+// it is created. KeyStore is the interface; the stores are a JSON file
+// (FileKeyStore, auth/file_key_store.h: server.http.keys_file) and a
+// PostgreSQL table (PgKeyStore, auth/pg_key_store.h: state.backend
+// "postgres"); state/state_stores.h opens the configured one.
 //
 //   AIRLOCK_ASSIGN_OR_RETURN(auto store, KeyStore::Open("/var/lib/airlock/keys.json"));
 //   AIRLOCK_ASSIGN_OR_RETURN(NewKey k, store->Create("alice", "operator", "laptop"));
@@ -16,12 +15,8 @@
 #ifndef AIRLOCK_AUTH_KEY_STORE_H_
 #define AIRLOCK_AUTH_KEY_STORE_H_
 
-#include <sys/stat.h>
-
 #include <cstdint>
-#include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -50,44 +45,44 @@ struct Identity {
   std::string key_id;
 };
 
+// The API key store: FileKeyStore (one JSON file; auth/file_key_store.h)
+// or PgKeyStore (a table several gateways share; auth/pg_key_store.h).
+// Whichever it is, a revocation counts from the very next Authenticate()
+// of every process that uses the store.
 class KeyStore {
  public:
-  // Opens (creating an empty store with mode 0600 if missing) `path`.
+  virtual ~KeyStore() = default;
+
+  // Opens (creating an empty store with mode 0600 if missing) the file
+  // store at `path` (FileKeyStore::Open).
   static StatusOr<std::unique_ptr<KeyStore>> Open(const std::string& path);
 
   // User and role: 1-64 characters of [A-Za-z0-9_.@-]; name: up to 128 bytes.
-  StatusOr<NewKey> Create(const std::string& user, const std::string& role, const std::string& name);
+  virtual StatusOr<NewKey> Create(const std::string& user, const std::string& role, const std::string& name) = 0;
   // Every key, revoked ones included, oldest first. Never the hashes.
-  StatusOr<std::vector<KeyInfo>> List();
+  virtual StatusOr<std::vector<KeyInfo>> List() = 0;
   // NotFound if there is no such key; revoking twice is OK.
-  Status Revoke(const std::string& id);
+  virtual Status Revoke(const std::string& id) = 0;
   // The identity of an active key; nullopt for anything else (unknown,
   // revoked, malformed, or the store unreadable: fail closed).
-  std::optional<Identity> Authenticate(const std::string& secret);
-  // Whether key `id` exists and is not revoked (re-reading the file if it
-  // changed); false if the store is unreadable. For sessions that outlive
-  // the request that authenticated them (the console's sign-in).
-  bool IsActive(const std::string& id);
-
- private:
-  struct Entry {
-    KeyInfo info;
-    std::string sha256;  // hex of the secret
-  };
-  explicit KeyStore(std::string path) : path_(std::move(path)) {}
-  // Re-reads the file if it changed since the last read. Caller holds mu_.
-  Status RefreshLocked();
-  // Runs `change` on the current entries under an exclusive file lock, then
-  // writes the result atomically.
-  Status Modify(const std::function<Status(std::vector<Entry>&)>& change);
-
-  const std::string path_;
-  std::mutex mu_;
-  std::vector<Entry> entries_;
-  struct timespec loaded_mtime_ {};
-  ino_t loaded_ino_ = 0;
-  bool loaded_ = false;
+  virtual std::optional<Identity> Authenticate(const std::string& secret) = 0;
+  // Whether key `id` exists and is not revoked, as the store says now;
+  // false if the store is unreadable. For sessions that outlive the request
+  // that authenticated them (the console's sign-in).
+  virtual bool IsActive(const std::string& id) = 0;
 };
+
+// For implementations. A new key: user, role and name checked as Create
+// documents, a random id and secret, created_at now. Store only
+// SecretHash(key.secret).
+StatusOr<NewKey> GenerateKey(const std::string& user, const std::string& role, const std::string& name);
+// False for anything that cannot be a key ("alk_" prefix, at most 256
+// bytes): refused without a lookup.
+bool PlausibleSecret(const std::string& secret);
+// Hex SHA-256 of a secret: what a store keeps.
+std::string SecretHash(const std::string& secret);
+// Revoke's NotFound.
+Status NoSuchKey(const std::string& id);
 
 }  // namespace airlock::auth
 

@@ -1,8 +1,9 @@
 // Whether a user named on the command line (`--as USER`) is an admin, for
 // the admin commands of the CLI (`airlock tools approve|reject|revoke`).
 //
-// USER is an admin if the API key store (config.server.http.keys_file) holds
-// an active key of that user whose role is an admin role, or USER is the
+// USER is an admin if the API key store (state.backend's: the database, or
+// the key file when API keys are on) holds an active key of that user
+// whose role is an admin role, or USER is the
 // stdio user (Policy::stdio().user: access.stdio.user, default the OS user
 // name) and the stdio role is an admin role. Roles come from the governance policy.
 //
@@ -23,8 +24,9 @@
 
 namespace airlock::cli {
 
-// An error only if the key store exists but cannot be read. A missing key
-// store (or none configured) means no API-key admins.
+// An error only if the key store exists but cannot be read (or, with
+// postgres, the database cannot be reached). A missing key file (or none
+// configured) means no API-key admins.
 StatusOr<bool> IsAdminUser(const config::Config& config, const governance::Policy& policy,
                            const std::string& user);
 

@@ -1,5 +1,5 @@
 // The airlock command line. Subcommands: run, serve, doctor, selftest,
-// languages (and the internal `runner`, started by `serve`).
+// languages, runner-host (and the internal `runner`, started by `serve`).
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -58,9 +58,11 @@ int main(int argc, char** argv) {
 
   KeysOptions keys;
   CLI::App* keys_cmd = app.add_subcommand("keys", "Manage HTTP API keys (stored hashed)");
-  keys_cmd->add_option("--file", keys.file, "The key store (JSON, mode 0600)");
+  keys_cmd->add_option("--file", keys.file,
+                       "The key file (JSON, mode 0600); default: the config's server.http.keys_file, else "
+                       "<state dir>/keys.json, or the database with state.backend \"postgres\"");
   keys_cmd->add_flag("--json", keys.json, "JSON output");
-  keys_cmd->add_option("--config", keys.config_path, "Configuration file (for the audit log)");
+  keys_cmd->add_option("--config", keys.config_path, "Configuration file (the key store and the audit log)");
   keys_cmd->add_option("--as", keys.actor, "Who is acting (recorded in the audit log; default: the OS user)");
   CLI::App* keys_create = keys_cmd->add_subcommand("create", "Create a key; prints it once");
   keys_create->add_option("--user", keys.user, "Who the key belongs to")->required();
@@ -75,6 +77,8 @@ int main(int argc, char** argv) {
   Subcommand tools_cmd = AddToolsCommand(app);
   Subcommand audit_cmd = AddAuditCommand(app);
   Subcommand live_cmd = AddLiveCommand(app);
+  Subcommand runner_host_cmd = AddRunnerHostCommand(app);
+  Subcommand config_cmd = AddConfigCommand(app);
 
   int channel_fd = -1;
   std::string runner_config;
@@ -103,6 +107,8 @@ int main(int argc, char** argv) {
   if (*tools_cmd.app) return tools_cmd.run();
   if (*audit_cmd.app) return audit_cmd.run();
   if (*live_cmd.app) return live_cmd.run();
+  if (*runner_host_cmd.app) return runner_host_cmd.run();
+  if (*config_cmd.app) return config_cmd.run();
   if (*doctor) return DoctorCommand(json);
   if (*languages) return LanguagesCommand(json);
   if (*selftest) return SelftestCommand(json);

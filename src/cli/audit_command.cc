@@ -1,12 +1,10 @@
 // `airlock audit [--since WHEN] [--user U] [--run ID] [--limit N] [--json]`
 // and `airlock audit verify [--json]`: read and check the audit log
-// (audit/audit_store.h). Never creates a log that is not there.
+// (audit/audit_store.h) of either state.backend (state/state_stores.h).
+// Never creates a log that is not there.
 //
 // Exit codes: 0 ok, 1 the log is missing or unreadable, 2 usage or config
 // error, 4 verify found a modified or deleted row.
-#include <sys/stat.h>
-
-#include <cerrno>
 #include <ctime>
 #include <iostream>
 #include <memory>
@@ -18,9 +16,9 @@
 #include "audit/audit_filters.h"
 #include "audit/audit_json.h"
 #include "audit/audit_log.h"
-#include "audit/sqlite_audit_store.h"
 #include "cli/commands.h"
 #include "cli/executor_factory.h"
+#include "state/state_stores.h"
 
 namespace airlock::cli {
 namespace {
@@ -109,20 +107,11 @@ std::string Line(const audit::AuditRow& row) {
   return out;
 }
 
-// The store at the configured path, read-only (reading the log needs no
-// write access); NotFound (without creating anything) if there is no file.
-StatusOr<std::unique_ptr<audit::SqliteAuditStore>> OpenExisting(const std::string& path) {
-  struct stat st;
-  if (lstat(path.c_str(), &st) != 0) {
-    if (errno == ENOENT) return NotFound("no audit log at " + path);
-    return ErrnoError("stat " + path);
-  }
-  return audit::SqliteAuditStore::OpenReadOnly(path);
-}
-
-// Loads the config, applies the overrides and opens the log; prints the
-// error and sets `*exit_code` on failure.
-std::unique_ptr<audit::SqliteAuditStore> OpenFromOptions(const AuditOptions& o, int* exit_code) {
+// Loads the config, applies the overrides and opens the log read-only
+// (reading the log needs no write access; nothing is created); prints the
+// error and sets `*exit_code` on failure. --db names a SQLite file whatever
+// state.backend says.
+std::unique_ptr<audit::AuditStore> OpenFromOptions(const AuditOptions& o, int* exit_code) {
   StatusOr<config::Config> cfg = LoadConfigOrDefault(o.config_path);
   if (!cfg.ok()) {
     std::cerr << "airlock audit: " << cfg.status().message() << "\n";
@@ -130,8 +119,11 @@ std::unique_ptr<audit::SqliteAuditStore> OpenFromOptions(const AuditOptions& o, 
     return nullptr;
   }
   if (!o.state_dir.empty()) cfg->server.state_dir = o.state_dir;
-  if (!o.db.empty()) cfg->audit.path = o.db;
-  StatusOr<std::unique_ptr<audit::SqliteAuditStore>> store = OpenExisting(cfg->AuditDbPath());
+  if (!o.db.empty()) {
+    cfg->audit.path = o.db;
+    cfg->state.backend = "sqlite";
+  }
+  StatusOr<std::unique_ptr<audit::AuditStore>> store = state::OpenExistingAuditStore(*cfg);
   if (!store.ok()) {
     std::cerr << "airlock audit: " << store.status().message() << "\n";
     *exit_code = kExitError;
@@ -148,7 +140,7 @@ int Query(const AuditOptions& o) {
   }
   const audit::AuditQuery& query = *q;
   int exit_code = kExitOk;
-  std::unique_ptr<audit::SqliteAuditStore> store = OpenFromOptions(o, &exit_code);
+  std::unique_ptr<audit::AuditStore> store = OpenFromOptions(o, &exit_code);
   if (!store) return exit_code;
   StatusOr<std::vector<audit::AuditRow>> rows = store->Query(query);
   if (!rows.ok()) {
@@ -172,7 +164,7 @@ int Query(const AuditOptions& o) {
 
 int Verify(const AuditOptions& o) {
   int exit_code = kExitOk;
-  std::unique_ptr<audit::SqliteAuditStore> store = OpenFromOptions(o, &exit_code);
+  std::unique_ptr<audit::AuditStore> store = OpenFromOptions(o, &exit_code);
   if (!store) return exit_code;
   StatusOr<audit::VerifyReport> report = store->Verify();
   if (!report.ok()) {
@@ -197,7 +189,7 @@ Subcommand AddAuditCommand(CLI::App& parent) {
       "audit", "Show the audit log (runs, their calls, admin actions), oldest first; `verify` checks it");
   audit->add_option("--config", options->config_path, "Configuration file (JSON); defaults are embedded");
   audit->add_option("--state-dir", options->state_dir, "Overrides server.state_dir");
-  audit->add_option("--db", options->db, "The audit database (overrides audit.path)");
+  audit->add_option("--db", options->db, "A SQLite audit database (overrides audit.path and state.backend)");
   audit->add_flag("--json", options->json, "JSON output");
   audit::AuditFilters& f = options->filters;
   std::vector<CLI::Option*> filters = {

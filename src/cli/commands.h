@@ -46,8 +46,8 @@ struct ServeOptions {
 // `airlock keys create|list|revoke`: API keys (auth/key_store.h).
 struct KeysOptions {
   std::string action;  // "create", "list", "revoke"
-  std::string file = "/var/lib/airlock/keys.json";
-  std::string config_path;  // for the audit log (key_create / key_revoke events)
+  std::string file;         // a key file; empty: the config's store (state/state_stores.h)
+  std::string config_path;  // the key store (state.backend) and the audit log (key_create / key_revoke events)
   std::string actor;        // who did it (--as; default: the OS user name)
   std::string user, role, name, id;
   bool json = false;
@@ -63,6 +63,10 @@ struct Subcommand {
 Subcommand AddToolsCommand(CLI::App& parent);
 // `airlock audit [--since] [--user] [--run ID] [--json]`, `airlock audit verify`.
 Subcommand AddAuditCommand(CLI::App& parent);
+// `airlock config check --config FILE` (config_command.cc).
+Subcommand AddConfigCommand(CLI::App& parent);
+// `airlock runner-host --listen HOST:PORT ...`: jails for remote gateways (runner_host_command.cc).
+Subcommand AddRunnerHostCommand(CLI::App& parent);
 // `airlock live`: runs in flight on a running server, health, cancel (live_command.cc).
 Subcommand AddLiveCommand(CLI::App& parent);
 

@@ -31,7 +31,7 @@ bool WaitForCalls(mcp::RunTracker& runs, Clock::time_point deadline, const sigse
 
 }  // namespace
 
-size_t DrainAndStop(int sig, mcp::HttpTransport& transport, mcp::RunTracker& runs, runner::RunnerClient& runner,
+size_t DrainAndStop(int sig, mcp::HttpTransport& transport, mcp::RunTracker& runs, runner::RunnerBackend& runner,
                     std::chrono::seconds grace, const sigset_t* signals) {
   transport.Drain();
   const size_t in_flight = runs.size();

@@ -15,13 +15,13 @@
 
 #include "mcp/http_transport.h"
 #include "mcp/run_tracker.h"
-#include "runner/runner_client.h"
+#include "runner/runner_backend.h"
 
 namespace airlock::cli {
 
 // `signals` (blocked in every thread): a second one during the grace period
 // cuts it short. Returns the number of calls that had to be cancelled.
-size_t DrainAndStop(int sig, mcp::HttpTransport& transport, mcp::RunTracker& runs, runner::RunnerClient& runner,
+size_t DrainAndStop(int sig, mcp::HttpTransport& transport, mcp::RunTracker& runs, runner::RunnerBackend& runner,
                     std::chrono::seconds grace, const sigset_t* signals);
 
 }  // namespace airlock::cli

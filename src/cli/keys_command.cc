@@ -1,6 +1,8 @@
 // `airlock keys create|list|revoke`. Create and revoke are recorded in the
 // audit log (events key_create / key_revoke, never the secret); with
-// audit.fail_closed an unwritable log refuses them.
+// audit.fail_closed an unwritable log refuses them. The keys are where the
+// config's state.backend keeps them (state/state_stores.h): --file, else
+// server.http.keys_file, else <state dir>/keys.json; or the database.
 #include <pwd.h>
 #include <unistd.h>
 
@@ -14,6 +16,7 @@
 #include "auth/key_store.h"
 #include "cli/commands.h"
 #include "cli/executor_factory.h"
+#include "state/state_stores.h"
 
 namespace airlock::cli {
 namespace {
@@ -81,14 +84,22 @@ int Revoke(const KeysOptions& options, auth::KeyStore& store, audit::AuditLog& l
 }  // namespace
 
 int KeysCommand(const KeysOptions& options) {
+  StatusOr<config::Config> cfg = LoadConfigOrDefault(options.config_path);
+  if (!cfg.ok()) {
+    std::cerr << "airlock keys: " << cfg.status().message() << "\n";
+    return 2;
+  }
+  if (!options.file.empty()) {
+    if (state::UsesPostgres(*cfg)) {
+      std::cerr << "airlock keys: --file does not apply: the config's state.backend is \"postgres\" "
+                   "(the keys are in the database)\n";
+      return 2;
+    }
+    cfg->server.http.keys_file = options.file;
+  }
   std::unique_ptr<audit::AuditLog> log;
   if (options.action != "list") {
     // Opened before the key store is touched: with fail_closed, no log, no change.
-    StatusOr<config::Config> cfg = LoadConfigOrDefault(options.config_path);
-    if (!cfg.ok()) {
-      std::cerr << "airlock keys: " << cfg.status().message() << "\n";
-      return 2;
-    }
     StatusOr<std::unique_ptr<audit::AuditLog>> opened = audit::AuditLog::Open(*cfg);
     if (!opened.ok()) {
       std::cerr << "airlock keys: " << opened.status().message()
@@ -97,7 +108,7 @@ int KeysCommand(const KeysOptions& options) {
     }
     log = std::move(*opened);
   }
-  StatusOr<std::unique_ptr<auth::KeyStore>> store = auth::KeyStore::Open(options.file);
+  StatusOr<std::unique_ptr<auth::KeyStore>> store = state::OpenKeyStore(*cfg);
   if (!store.ok()) {
     std::cerr << "airlock keys: " << store.status().message() << "\n";
     return 1;

@@ -25,7 +25,7 @@ double Number(const json& j, const char* key) {
 
 }  // namespace
 
-ServeMetrics::ServeMetrics(runner::RunnerClient& runner)
+ServeMetrics::ServeMetrics(runner::RunnerBackend& runner)
     : runner_(runner),
       metered_(runner, registry_),
       audit_writes_(registry_.Counter("airlock_audit_writes_total", "Audit log writes by kind (run, event, call) and result",
@@ -64,6 +64,18 @@ void ServeMetrics::Watch(Parts parts) {
               Number(h, "restarts"));
     e.Gauge("airlock_runs_in_flight", "Runs the runner is executing", {}, Number(h, "in_flight"));
     e.Gauge("airlock_runs_queued", "Runs waiting for a runner slot", {}, Number(h, "queued"));
+    // Scale-out (remote/runner_fleet.h): one series per runner host.
+    if (auto hosts = h.find("hosts"); hosts != h.end() && hosts->is_array()) {
+      for (const json& host : *hosts) {
+        const std::string address = host.value("address", std::string());
+        e.Gauge("airlock_runner_host_up", "1 while the runner host is connected and answers health checks",
+                {{"host", address}}, host.value("up", false) ? 1 : 0);
+        e.Gauge("airlock_runner_host_runs_in_flight", "Runs in flight on the runner host", {{"host", address}},
+                Number(host, "in_flight"));
+        e.Counter("airlock_runner_host_runs_total", "Runs and session cells placed on the runner host",
+                  {{"host", address}}, Number(host, "runs"));
+      }
+    }
     if (auto pool = h.find("pool"); pool != h.end() && pool->is_object()) {
       e.Gauge("airlock_pool_ready", "Pre-made jails ready to hand out", {}, Number(*pool, "ready"));
       e.Gauge("airlock_pool_pending", "Jails being made or still wanted by the pool", {}, Number(*pool, "pending"));

@@ -17,14 +17,14 @@
 #include "mcp/run_tracker.h"
 #include "metrics/metered_executor.h"
 #include "metrics/metrics.h"
-#include "runner/runner_client.h"
+#include "runner/runner_backend.h"
 #include "sessions/session_registry.h"
 
 namespace airlock::cli {
 
 class ServeMetrics {
  public:
-  explicit ServeMetrics(runner::RunnerClient& runner);
+  explicit ServeMetrics(runner::RunnerBackend& runner);
 
   // The executor the servers should use: the runner, counted and timed.
   runtimes::CodeExecutor& executor() { return metered_; }
@@ -48,7 +48,7 @@ class ServeMetrics {
   bool Ready();
 
  private:
-  runner::RunnerClient& runner_;
+  runner::RunnerBackend& runner_;
   metrics::Registry registry_;
   metrics::MeteredExecutor metered_;
   metrics::Family& audit_writes_;

@@ -5,7 +5,6 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <filesystem>
 #include <iostream>
 #include <map>
 #include <thread>
@@ -21,6 +20,7 @@
 #include "cli/serve_metrics.h"
 #include "console/console_http.h"
 #include "sessions/session_registry.h"
+#include "state/state_stores.h"
 #include "codemode/settings.h"
 #include "codetools/code_tool_store.h"
 #include "governance/policy.h"
@@ -29,23 +29,13 @@
 #include "mcp/metrics_listener.h"
 #include "mcp/server.h"
 #include "mcp/stdio_transport.h"
+#include "remote/fleet_config.h"
+#include "remote/runner_fleet.h"
 #include "runner/runner_client.h"
 #include "runner/runner_loop.h"
 #include "runner/spawned_runner.h"
 
 namespace airlock::cli {
-namespace {
-
-// The code tool store under the state dir (created 0700 if missing).
-StatusOr<std::unique_ptr<codetools::CodeToolStore>> OpenCodeToolStore(const config::Config& cfg) {
-  const std::string dir = cfg.ResolvedStateDir();
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return Unavailable("cannot create " + dir + ": " + ec.message());
-  return codetools::OpenSqliteCodeToolStore(cfg.CodeToolsDbPath());
-}
-
-}  // namespace
 
 int ServeCommand(const ServeOptions& options) {
   // Replies carry up to a few MiB (a run's output, serialized, copied).
@@ -114,7 +104,20 @@ int ServeCommand(const ServeOptions& options) {
   if (!options.http.empty()) pthread_sigmask(SIG_BLOCK, &stop_or_reload, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
-  runner::RunnerClient client(ro);
+  // The local runner process, or the runner hosts of config "runner"
+  // (remote/runner_fleet.h); neither runs code in this process.
+  std::unique_ptr<runner::RunnerBackend> runner_backend;
+  if (cfg->runner.remote()) {
+    StatusOr<remote::FleetOptions> fleet = remote::FleetOptionsFromConfig(*cfg);
+    if (!fleet.ok()) {
+      std::cerr << "airlock: config.runner: " << fleet.status().message() << "\n";
+      return 2;
+    }
+    runner_backend = std::make_unique<remote::RunnerFleet>(std::move(fleet).value());
+  } else {
+    runner_backend = std::make_unique<runner::RunnerClient>(ro);
+  }
+  runner::RunnerBackend& client = *runner_backend;
   // Every run is counted and timed (/metrics); the servers run code only
   // through this, which runs nothing itself.
   ServeMetrics serve_metrics(client);
@@ -140,16 +143,19 @@ int ServeCommand(const ServeOptions& options) {
       t.join();
     }
   } join_connect{connect, stop_connecting};
-  // Governance: roles, endpoints, the audit log and the code tool store.
+  // Governance: roles, endpoints, the audit log and the code tool store,
+  // where state.backend keeps them (state/state_stores.h). With postgres,
+  // a database that cannot be reached stops the start here.
   StatusOr<std::unique_ptr<audit::AuditLog>> audit_log = audit::AuditLog::Open(*cfg);
   if (!audit_log.ok()) {
-    std::cerr << "airlock: audit log " << cfg->AuditDbPath() << ": " << audit_log.status().message()
+    std::cerr << "airlock: " << audit_log.status().message()
               << " (set audit.fail_closed to false to serve without it)\n";
     return 2;
   }
-  StatusOr<std::unique_ptr<codetools::CodeToolStore>> code_tools = OpenCodeToolStore(*cfg);
+  StatusOr<std::unique_ptr<codetools::CodeToolStore>> code_tools = state::OpenCodeToolStore(*cfg);
   if (!code_tools.ok()) {
-    std::cerr << "airlock: code tools " << cfg->CodeToolsDbPath() << ": " << code_tools.status().message() << "\n";
+    std::cerr << "airlock: code tools " << state::CodeToolStoreLocation(*cfg) << ": " << code_tools.status().message()
+              << "\n";
     return 2;
   }
   // One book of sessions for every endpoint (each caller sees only its own).
@@ -197,7 +203,9 @@ int ServeCommand(const ServeOptions& options) {
     for (const governance::Endpoint& e : policy->endpoints()) servers[e.path] = make_server(e);
   }
   // Approved (or revoked) code tools appear without a restart:
-  // notifications/tools/list_changed whenever the store changes.
+  // notifications/tools/list_changed whenever the store changes. Polled
+  // every 500 ms: a decision made through another gateway sharing the
+  // database (or the CLI) reaches this one's clients within that.
   CancelToken stop_watching;
   std::thread watcher([&] {
     int64_t seen = (*code_tools)->Generation();
@@ -253,11 +261,14 @@ int ServeCommand(const ServeOptions& options) {
   if (!metrics_listener) http->metrics = [&serve_metrics] { return serve_metrics.registry().Render(); };
   http->ready = [&serve_metrics] { return serve_metrics.Ready(); };
   http->anonymous_role = policy->anonymous_role();
+  // API keys (server.http.api_keys, or a keys_file): every request is
+  // checked against the store as it is now, so a revocation through any
+  // gateway or the CLI is refused from the next request on.
   std::unique_ptr<auth::KeyStore> keys;
-  if (!cfg->server.http.keys_file.empty()) {
-    StatusOr<std::unique_ptr<auth::KeyStore>> opened = auth::KeyStore::Open(cfg->server.http.keys_file);
+  if (state::ApiKeysEnabled(*cfg)) {
+    StatusOr<std::unique_ptr<auth::KeyStore>> opened = state::OpenKeyStore(*cfg);
     if (!opened.ok()) {
-      std::cerr << "airlock: " << opened.status().message() << "\n";
+      std::cerr << "airlock: API keys: " << opened.status().message() << "\n";
       return 2;
     }
     keys = std::move(opened).value();

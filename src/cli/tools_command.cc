@@ -24,6 +24,7 @@
 #include "codetools/code_tool_store.h"
 #include "config/config.h"
 #include "governance/policy.h"
+#include "state/state_stores.h"
 
 namespace airlock::cli {
 namespace {
@@ -135,19 +136,6 @@ void PrintShow(const CodeTool& t) {
             << t.proposal.code << (t.proposal.code.empty() || t.proposal.code.back() == '\n' ? "" : "\n");
 }
 
-// mkdir -p with mode 0700 for what it creates.
-Status MakeDirs(const std::string& path) {
-  for (size_t i = 1; i <= path.size(); ++i) {
-    if (i < path.size() && path[i] != '/') continue;
-    const std::string prefix = path.substr(0, i);
-    if (mkdir(prefix.c_str(), 0700) != 0 && errno != EEXIST) return ErrnoError("mkdir " + prefix);
-  }
-  struct stat st;
-  if (stat(path.c_str(), &st) != 0) return ErrnoError("stat " + path);
-  if (!S_ISDIR(st.st_mode)) return FailedPrecondition(path + " is not a directory");
-  return OkStatus();
-}
-
 int ExitCodeOf(const Status& st) {
   switch (st.code()) {
     case StatusCode::kPermissionDenied:
@@ -211,8 +199,7 @@ int Run(const ToolsOptions& o, Action action) {
     return Fail(kUsage, "--as USER is required: who is acting (recorded in the audit log)");
   }
 
-  if (Status st = MakeDirs(config->ResolvedStateDir()); !st.ok()) return Fail(kStoreError, st.message());
-  StatusOr<std::unique_ptr<CodeToolStore>> store = codetools::OpenSqliteCodeToolStore(config->CodeToolsDbPath());
+  StatusOr<std::unique_ptr<CodeToolStore>> store = state::OpenCodeToolStore(*config);
   if (!store.ok()) return Fail(kStoreError, store.status().message());
 
   switch (action) {

@@ -21,7 +21,9 @@
 //   if (store->Generation() != seen) server.NotifyToolsChanged();
 //
 // All methods are thread-safe; several processes may share one file (the CLI
-// approves while a server runs).
+// approves while a server runs). The stores: SqliteCodeToolStore (a file)
+// and PgCodeToolStore (a database several gateways share), with the same
+// rules (code_tool_rows.h); state/state_stores.h opens the configured one.
 #ifndef AIRLOCK_CODETOOLS_CODE_TOOL_STORE_H_
 #define AIRLOCK_CODETOOLS_CODE_TOOL_STORE_H_
 

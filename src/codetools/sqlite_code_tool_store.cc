@@ -1,14 +1,12 @@
 #include "codetools/sqlite_code_tool_store.h"
 
 #include <fcntl.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 
-#include <algorithm>
-#include <cerrno>
 #include <chrono>
 
 #include "base/unique_fd.h"
+#include "codetools/code_tool_rows.h"
 
 namespace airlock::codetools {
 namespace {
@@ -37,12 +35,6 @@ constexpr char kSchema[] =
     " singleton INTEGER PRIMARY KEY CHECK (singleton = 1), generation INTEGER NOT NULL) STRICT;"
     "INSERT OR IGNORE INTO code_tools_meta VALUES (1, 0);";
 
-// In this order, everywhere a row is read.
-constexpr char kColumns[] =
-    "id, endpoint, name, version, description, language, code, input_schema, connectors, tools, limits, hash, "
-    "state, proposer, proposed_at, decided_by, decided_at, approved_by, approved_at, allow_write, run_as_definer, "
-    "definer_role, approval_reason, reason";
-
 int64_t SystemNowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
@@ -59,104 +51,41 @@ Status CreateFile0600(const std::string& path) {
   return OkStatus();
 }
 
-StatusOr<std::string> NewId() {
-  unsigned char bytes[6];
-  size_t done = 0;
-  while (done < sizeof bytes) {
-    const ssize_t got = getrandom(bytes + done, sizeof bytes - done, 0);
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0) return ErrnoError("getrandom");
-    done += static_cast<size_t>(got);
-  }
-  static const char kDigits[] = "0123456789abcdef";
-  std::string id = "ct_";
-  for (unsigned char b : bytes) {
-    id.push_back(kDigits[b >> 4]);
-    id.push_back(kDigits[b & 15]);
-  }
-  return id;
-}
-
-std::optional<State> StateFromName(const std::string& s) {
-  for (State st : {State::kProposed, State::kApproved, State::kRejected, State::kRevoked, State::kSuperseded}) {
-    if (s == StateName(st)) return st;
-  }
-  return std::nullopt;
-}
-
-// A JSON column; nullopt if it does not parse.
-std::optional<json> ParseJson(const std::string& text) {
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return std::nullopt;
-  return j;
-}
-
-// A JSON array of strings; nullopt for anything else.
-std::optional<std::vector<std::string>> ParseStrings(const std::string& text) {
-  std::optional<json> j = ParseJson(text);
-  if (!j || !j->is_array()) return std::nullopt;
-  std::vector<std::string> out;
-  for (const json& e : *j) {
-    if (!e.is_string()) return std::nullopt;
-    out.push_back(e.get<std::string>());
-  }
-  return out;
-}
-
-std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
-
-// The current row of a SELECT of kColumns. intact = the row's stored fields
-// still hash to its stored hash (and every column reads back as written).
+// The current row of a SELECT of kStoredToolColumns.
 CodeTool ReadRow(const SqliteStmt& st) {
-  CodeTool t;
+  StoredTool s;
   int c = 0;
-  bool ok = true;
   auto text = [&]() {
     const int col = c++;
-    if (st.ColumnType(col) != SQLITE_TEXT) ok = false;
+    if (st.ColumnType(col) != SQLITE_TEXT) s.types_ok = false;
     return st.ColumnText(col);
   };
   auto integer = [&]() { return st.ColumnInt64(c++); };
-  t.id = text();
-  t.endpoint = text();
-  t.proposal.name = text();
-  t.version = integer();
-  t.proposal.description = text();
-  t.proposal.language = text();
-  t.proposal.code = text();
-  const std::string schema = text(), connectors = text(), tools = text(), limits = text();
-  t.hash = text();
-  const std::string state = text();
-  t.proposer = text();
-  t.proposed_at = integer();
-  t.decided_by = text();
-  t.decided_at = integer();
-  t.approved_by = text();
-  t.approved_at = integer();
-  t.approval.allow_write = integer() != 0;
-  t.approval.run_as_definer = integer() != 0;
-  t.approval.definer_role = text();
-  t.approval.reason = text();
-  t.reason = text();
-
-  std::optional<json> schema_json = ParseJson(schema), limits_json = ParseJson(limits);
-  std::optional<std::vector<std::string>> connector_list = ParseStrings(connectors), tool_list = ParseStrings(tools);
-  t.proposal.input_schema = schema_json ? *schema_json : json(schema);
-  t.proposal.limits = limits_json ? *limits_json : json(limits);
-  if (connector_list) t.proposal.connectors = *connector_list;
-  if (tool_list) t.proposal.tools = *tool_list;
-  std::optional<State> s = StateFromName(state);
-  t.state = s.value_or(State::kRevoked);  // an unknown state is never active
-  t.intact = ok && s && schema_json && limits_json && connector_list && tool_list && !t.hash.empty() &&
-             HashOf(t.proposal) == t.hash;
-  return t;
-}
-
-// Sorted, unique: the stored form of connectors and tools.
-std::vector<std::string> SortedUnique(std::vector<std::string> v) {
-  std::sort(v.begin(), v.end());
-  v.erase(std::unique(v.begin(), v.end()), v.end());
-  return v;
+  s.id = text();
+  s.endpoint = text();
+  s.name = text();
+  s.version = integer();
+  s.description = text();
+  s.language = text();
+  s.code = text();
+  s.input_schema = text();
+  s.connectors = text();
+  s.tools = text();
+  s.limits = text();
+  s.hash = text();
+  s.state = text();
+  s.proposer = text();
+  s.proposed_at = integer();
+  s.decided_by = text();
+  s.decided_at = integer();
+  s.approved_by = text();
+  s.approved_at = integer();
+  s.allow_write = integer();
+  s.run_as_definer = integer();
+  s.definer_role = text();
+  s.approval_reason = text();
+  s.reason = text();
+  return FromStored(s);
 }
 
 StatusOr<bool> Step(SqliteStmt& st, const char* what) {
@@ -219,7 +148,7 @@ Status SqliteCodeToolStore::InTransaction(const std::function<Status()>& body) {
 
 StatusOr<std::vector<CodeTool>> SqliteCodeToolStore::Select(const std::string& where,
                                                             const std::vector<std::string>& args) {
-  AIRLOCK_ASSIGN_OR_RETURN(SqliteStmt st, db_.Prepare(std::string("SELECT ") + kColumns +
+  AIRLOCK_ASSIGN_OR_RETURN(SqliteStmt st, db_.Prepare(std::string("SELECT ") + kStoredToolColumns +
                                                       " FROM code_tools WHERE " + where + " ORDER BY seq DESC"));
   for (size_t i = 0; i < args.size(); ++i) st.Bind(static_cast<int>(i + 1), args[i]);
   std::vector<CodeTool> out;
@@ -239,18 +168,7 @@ StatusOr<CodeTool> SqliteCodeToolStore::GetLocked(const std::string& id) {
 
 StatusOr<CodeTool> SqliteCodeToolStore::Propose(const Proposal& p, const std::string& proposer,
                                                 const std::string& endpoint) {
-  AIRLOCK_RETURN_IF_ERROR(ValidateProposal(p));
-  if (proposer.empty()) return InvalidArgument("proposer: empty");
-  if (endpoint.empty()) return InvalidArgument("endpoint: empty");
-  CodeTool t;
-  t.proposal = p;
-  t.proposal.connectors = SortedUnique(p.connectors);
-  t.proposal.tools = SortedUnique(p.tools);
-  t.hash = HashOf(t.proposal);
-  t.endpoint = endpoint;
-  t.proposer = proposer;
-  t.state = State::kProposed;
-  AIRLOCK_ASSIGN_OR_RETURN(t.id, NewId());
+  AIRLOCK_ASSIGN_OR_RETURN(CodeTool t, NewVersion(p, proposer, endpoint));
 
   std::lock_guard<std::mutex> lock(mu_);
   t.proposed_at = options_.now_ms();
@@ -259,10 +177,7 @@ StatusOr<CodeTool> SqliteCodeToolStore::Propose(const Proposal& p, const std::st
         std::vector<CodeTool> same,
         Select("endpoint = ?1 AND name = ?2 AND hash = ?3 AND state IN ('proposed', 'approved')",
                {endpoint, p.name, t.hash}));
-    if (!same.empty()) {
-      return InvalidArgument("an identical version of " + p.name + " is already " + StateName(same[0].state) +
-                             " (" + same[0].id + ", version " + std::to_string(same[0].version) + ")");
-    }
+    if (!same.empty()) return DuplicateVersion(same[0]);
     AIRLOCK_ASSIGN_OR_RETURN(
         SqliteStmt max, db_.Prepare("SELECT COALESCE(MAX(version), 0) FROM code_tools WHERE endpoint = ?1 AND name = ?2"));
     max.Bind(1, endpoint);
@@ -282,10 +197,10 @@ StatusOr<CodeTool> SqliteCodeToolStore::Propose(const Proposal& p, const std::st
     ins.Bind(i++, p.description);
     ins.Bind(i++, p.language);
     ins.Bind(i++, p.code);
-    ins.Bind(i++, Dump(t.proposal.input_schema));
-    ins.Bind(i++, Dump(t.proposal.connectors));
-    ins.Bind(i++, Dump(t.proposal.tools));
-    ins.Bind(i++, Dump(t.proposal.limits));
+    ins.Bind(i++, DumpJson(t.proposal.input_schema));
+    ins.Bind(i++, DumpJson(t.proposal.connectors));
+    ins.Bind(i++, DumpJson(t.proposal.tools));
+    ins.Bind(i++, DumpJson(t.proposal.limits));
     ins.Bind(i++, t.hash);
     ins.Bind(i++, proposer);
     ins.Bind(i++, t.proposed_at);
@@ -295,20 +210,11 @@ StatusOr<CodeTool> SqliteCodeToolStore::Propose(const Proposal& p, const std::st
 }
 
 Status SqliteCodeToolStore::Approve(const std::string& id, const std::string& actor, const Approval& approval) {
-  if (actor.empty()) return InvalidArgument("approver: empty");
-  if (approval.run_as_definer && approval.definer_role.empty()) {
-    return InvalidArgument("run_as_definer needs a definer_role");
-  }
+  AIRLOCK_RETURN_IF_ERROR(CheckApproval(actor, approval));
   std::lock_guard<std::mutex> lock(mu_);
   return InTransaction([&]() -> Status {
     AIRLOCK_ASSIGN_OR_RETURN(CodeTool t, GetLocked(id));
-    if (t.proposer == actor) return PermissionDenied(actor + " proposed " + id + " and cannot approve it");
-    if (t.state != State::kProposed) {
-      return FailedPrecondition(id + " is " + StateName(t.state) + "; only a proposed version can be approved");
-    }
-    if (!t.intact) {
-      return FailedPrecondition(id + ": its stored fields no longer match its hash (edited in the database)");
-    }
+    AIRLOCK_RETURN_IF_ERROR(CheckApprove(t, actor));
     AIRLOCK_ASSIGN_OR_RETURN(
         SqliteStmt old, db_.Prepare("UPDATE code_tools SET state = 'superseded' "
                                     "WHERE endpoint = ?1 AND name = ?2 AND state = 'approved'"));
@@ -332,14 +238,11 @@ Status SqliteCodeToolStore::Approve(const std::string& id, const std::string& ac
 }
 
 Status SqliteCodeToolStore::Reject(const std::string& id, const std::string& actor, const std::string& reason) {
-  if (actor.empty()) return InvalidArgument("rejecter: empty");
+  AIRLOCK_RETURN_IF_ERROR(CheckActor(actor, "rejecter"));
   std::lock_guard<std::mutex> lock(mu_);
   return InTransaction([&]() -> Status {
     AIRLOCK_ASSIGN_OR_RETURN(CodeTool t, GetLocked(id));
-    if (t.proposer == actor) return PermissionDenied(actor + " proposed " + id + " and cannot reject it");
-    if (t.state != State::kProposed) {
-      return FailedPrecondition(id + " is " + StateName(t.state) + "; only a proposed version can be rejected");
-    }
+    AIRLOCK_RETURN_IF_ERROR(CheckReject(t, actor));
     AIRLOCK_ASSIGN_OR_RETURN(SqliteStmt up, db_.Prepare("UPDATE code_tools SET state = 'rejected', decided_by = ?2, "
                                                         "decided_at = ?3, reason = ?4 WHERE id = ?1"));
     up.Bind(1, id);
@@ -351,13 +254,11 @@ Status SqliteCodeToolStore::Reject(const std::string& id, const std::string& act
 }
 
 Status SqliteCodeToolStore::Revoke(const std::string& id, const std::string& actor, const std::string& reason) {
-  if (actor.empty()) return InvalidArgument("revoker: empty");
+  AIRLOCK_RETURN_IF_ERROR(CheckActor(actor, "revoker"));
   std::lock_guard<std::mutex> lock(mu_);
   return InTransaction([&]() -> Status {
     AIRLOCK_ASSIGN_OR_RETURN(CodeTool t, GetLocked(id));
-    if (t.state != State::kApproved) {
-      return FailedPrecondition(id + " is " + StateName(t.state) + "; only an approved version can be revoked");
-    }
+    AIRLOCK_RETURN_IF_ERROR(CheckRevoke(t));
     AIRLOCK_ASSIGN_OR_RETURN(SqliteStmt up, db_.Prepare("UPDATE code_tools SET state = 'revoked', decided_by = ?2, "
                                                         "decided_at = ?3, reason = ?4 WHERE id = ?1"));
     up.Bind(1, id);
@@ -385,17 +286,7 @@ StatusOr<std::vector<CodeTool>> SqliteCodeToolStore::Active(const std::string& e
     std::lock_guard<std::mutex> lock(mu_);
     AIRLOCK_ASSIGN_OR_RETURN(rows, Select("state = 'approved' AND endpoint = ?1", {endpoint}));
   }
-  // Newest first; one approved version per name is normal, but should a
-  // database edit leave several, only the newest counts and it must be intact.
-  std::stable_sort(rows.begin(), rows.end(), [](const CodeTool& a, const CodeTool& b) {
-    return a.proposal.name != b.proposal.name ? a.proposal.name < b.proposal.name : a.version > b.version;
-  });
-  std::vector<CodeTool> out;
-  for (size_t i = 0; i < rows.size(); ++i) {
-    if (i > 0 && rows[i].proposal.name == rows[i - 1].proposal.name) continue;
-    if (rows[i].intact) out.push_back(std::move(rows[i]));
-  }
-  return out;
+  return NewestIntactPerName(std::move(rows));
 }
 
 int64_t SqliteCodeToolStore::Generation() {

@@ -121,7 +121,7 @@ Status ReadConsole(const ObjectReader& r, HttpConfig* c) {
 }
 
 Status ReadHttp(const ObjectReader& r, HttpConfig* c) {
-  AIRLOCK_RETURN_IF_ERROR(r.Check({"listen", "allowed_origins", "allowed_hosts", "token_file", "keys_file",
+  AIRLOCK_RETURN_IF_ERROR(r.Check({"listen", "allowed_origins", "allowed_hosts", "token_file", "keys_file", "api_keys",
                                    "metrics_token_file", "session_idle_timeout_s", "threads", "max_sessions", "console"}));
   AIRLOCK_RETURN_IF_ERROR(r.Str("listen", &c->listen));
   if (r.Has("listen")) {
@@ -134,6 +134,7 @@ Status ReadHttp(const ObjectReader& r, HttpConfig* c) {
   AIRLOCK_RETURN_IF_ERROR(r.StrList("allowed_hosts", &c->allowed_hosts));
   AIRLOCK_RETURN_IF_ERROR(r.Str("token_file", &c->token_file));
   AIRLOCK_RETURN_IF_ERROR(r.Str("keys_file", &c->keys_file));
+  AIRLOCK_RETURN_IF_ERROR(r.Bool("api_keys", &c->api_keys));
   AIRLOCK_RETURN_IF_ERROR(r.Str("metrics_token_file", &c->metrics_token_file));
   AIRLOCK_RETURN_IF_ERROR(r.U64("session_idle_timeout_s", &c->session_idle_timeout_s, 1, 7 * 86400));
   AIRLOCK_RETURN_IF_ERROR(r.Int("threads", &c->threads, 2, 1024));
@@ -219,7 +220,8 @@ StatusOr<Config> ConfigFromJson(const json& j) {
   Config c = DefaultConfig();
   ObjectReader root(j, "config");
   AIRLOCK_RETURN_IF_ERROR(root.Check({"$schema", "server", "limits", "languages", "pool", "build_cache", "mcpServers",
-                                      "endpoints", "roles", "access", "codeMode", "audit", "sessions"}));
+                                      "endpoints", "roles", "access", "codeMode", "audit", "sessions", "runner",
+                                      "state"}));
   AIRLOCK_RETURN_IF_ERROR(ReadServer(root.Child("server"), &c.server));
   AIRLOCK_RETURN_IF_ERROR(ReadLimits(root.Child("limits"), &c.limits));
   ObjectReader langs = root.Child("languages");
@@ -251,6 +253,56 @@ StatusOr<Config> ConfigFromJson(const json& j) {
   AIRLOCK_RETURN_IF_ERROR(bc.Str("dir", &c.build_cache.dir));
   if (!c.build_cache.dir.empty() && c.build_cache.dir.front() != '/') {
     return InvalidArgument("config.build_cache.dir: expected an absolute path");
+  }
+  ObjectReader rn = root.Child("runner");
+  AIRLOCK_RETURN_IF_ERROR(rn.Check({"hosts", "dns", "dns_refresh_s", "tls", "health_interval_ms", "health_timeout_ms",
+                                    "connect_timeout_ms", "max_concurrent_per_host"}));
+  AIRLOCK_RETURN_IF_ERROR(rn.StrList("hosts", &c.runner.hosts));
+  AIRLOCK_RETURN_IF_ERROR(rn.Str("dns", &c.runner.dns));
+  AIRLOCK_RETURN_IF_ERROR(rn.U64("dns_refresh_s", &c.runner.dns_refresh_s, 1, 3600));
+  AIRLOCK_RETURN_IF_ERROR(rn.U64("health_interval_ms", &c.runner.health_interval_ms, 50, 60000));
+  AIRLOCK_RETURN_IF_ERROR(rn.U64("health_timeout_ms", &c.runner.health_timeout_ms, 50, 60000));
+  AIRLOCK_RETURN_IF_ERROR(rn.U64("connect_timeout_ms", &c.runner.connect_timeout_ms, 50, 60000));
+  AIRLOCK_RETURN_IF_ERROR(rn.U64("max_concurrent_per_host", &c.runner.max_concurrent_per_host, 0, 4096));
+  for (size_t i = 0; i < c.runner.hosts.size(); ++i) {
+    std::string host;
+    int port = 0;
+    if (!ParseListenAddress(c.runner.hosts[i], &host, &port).ok()) {
+      return InvalidArgument("config.runner.hosts[" + std::to_string(i) + "]: expected HOST:PORT");
+    }
+  }
+  if (!c.runner.dns.empty()) {
+    std::string host;
+    int port = 0;
+    if (!ParseListenAddress(c.runner.dns, &host, &port).ok()) {
+      return InvalidArgument("config.runner.dns: expected NAME:PORT");
+    }
+  }
+  ObjectReader tls = rn.Child("tls");
+  AIRLOCK_RETURN_IF_ERROR(tls.Check({"ca_file", "cert_file", "key_file", "server_name"}));
+  AIRLOCK_RETURN_IF_ERROR(tls.Str("ca_file", &c.runner.tls.ca_file));
+  AIRLOCK_RETURN_IF_ERROR(tls.Str("cert_file", &c.runner.tls.cert_file));
+  AIRLOCK_RETURN_IF_ERROR(tls.Str("key_file", &c.runner.tls.key_file));
+  AIRLOCK_RETURN_IF_ERROR(tls.Str("server_name", &c.runner.tls.server_name));
+  if (c.runner.remote() &&
+      (c.runner.tls.ca_file.empty() || c.runner.tls.cert_file.empty() || c.runner.tls.key_file.empty())) {
+    return InvalidArgument("config.runner.tls: runner hosts need ca_file, cert_file and key_file (mutual TLS)");
+  }
+  ObjectReader st = root.Child("state");
+  AIRLOCK_RETURN_IF_ERROR(st.Check({"backend", "postgres_dsn", "postgres_dsn_file"}));
+  AIRLOCK_RETURN_IF_ERROR(st.Str("backend", &c.state.backend));
+  AIRLOCK_RETURN_IF_ERROR(st.Str("postgres_dsn", &c.state.postgres_dsn));
+  AIRLOCK_RETURN_IF_ERROR(st.Str("postgres_dsn_file", &c.state.postgres_dsn_file));
+  if (c.state.backend != "sqlite" && c.state.backend != "postgres") {
+    return InvalidArgument("config.state.backend: expected \"sqlite\" or \"postgres\"");
+  }
+  if (!c.state.postgres_dsn.empty() && !c.state.postgres_dsn_file.empty()) {
+    return InvalidArgument("config.state: postgres_dsn and postgres_dsn_file are both set; use one");
+  }
+  if (c.state.backend == "postgres" && !c.server.http.keys_file.empty()) {
+    return InvalidArgument(
+        "config.server.http.keys_file: must be empty with state.backend \"postgres\" (the API keys live in the "
+        "database; set server.http.api_keys to require them)");
   }
   ObjectReader ss = root.Child("sessions");
   AIRLOCK_RETURN_IF_ERROR(ss.Check({"enabled", "idle_timeout_s", "max_idle_timeout_s", "max_lifetime_s",
@@ -320,6 +372,7 @@ json ConfigToJson(const Config& c) {
           {"allowed_hosts", h.allowed_hosts},
           {"token_file", h.token_file.empty() ? json(nullptr) : json(h.token_file)},
           {"keys_file", h.keys_file.empty() ? json(nullptr) : json(h.keys_file)},
+          {"api_keys", h.api_keys},
           {"metrics_token_file", h.metrics_token_file.empty() ? json(nullptr) : json(h.metrics_token_file)},
           {"session_idle_timeout_s", h.session_idle_timeout_s},
           {"threads", h.threads},
@@ -362,6 +415,23 @@ json ConfigToJson(const Config& c) {
       {"build_cache",
        {{"enabled", c.build_cache.enabled}, {"max_mb", c.build_cache.max_mb}, {"dir", c.build_cache.dir},
         {"precompiled_headers", c.build_cache.precompiled_headers}}},
+      {"runner",
+       {{"hosts", c.runner.hosts},
+        {"dns", c.runner.dns},
+        {"dns_refresh_s", c.runner.dns_refresh_s},
+        {"tls",
+         {{"ca_file", c.runner.tls.ca_file},
+          {"cert_file", c.runner.tls.cert_file},
+          {"key_file", c.runner.tls.key_file},
+          {"server_name", c.runner.tls.server_name}}},
+        {"health_interval_ms", c.runner.health_interval_ms},
+        {"health_timeout_ms", c.runner.health_timeout_ms},
+        {"connect_timeout_ms", c.runner.connect_timeout_ms},
+        {"max_concurrent_per_host", c.runner.max_concurrent_per_host}}},
+      {"state",
+       {{"backend", c.state.backend},
+        {"postgres_dsn", c.state.postgres_dsn},
+        {"postgres_dsn_file", c.state.postgres_dsn_file}}},
       {"sessions",
        {{"enabled", c.sessions.enabled},
         {"idle_timeout_s", c.sessions.idle_timeout_s},
@@ -396,7 +466,12 @@ json ConfigSchemaDoc() {
        "File holding a static bearer token; when set, every HTTP request needs Authorization: Bearer."},
       {"server.http.keys_file", "string|null",
        "API key store managed with `airlock keys` (keys stored hashed); when set, every HTTP request needs "
-       "Authorization: Bearer <an active key>; a revoked key is refused on its next request."},
+       "Authorization: Bearer <an active key>; a revoked key is refused on its next request. Must be empty with "
+       "state.backend \"postgres\"."},
+      {"server.http.api_keys", "boolean",
+       "Require an API key on every HTTP request (and enable the console), with the keys in state.backend's store: "
+       "the database for \"postgres\", keys_file (default <state dir>/keys.json) for \"sqlite\" (default false; "
+       "a non-empty keys_file alone also turns keys on)."},
       {"server.http.metrics_token_file", "string|null",
        "File holding a token that lets non-loopback clients read /metrics (Authorization: Bearer); "
        "without it /metrics answers loopback clients only."},
@@ -404,7 +479,7 @@ json ConfigSchemaDoc() {
       {"server.http.threads", "integer", "HTTP worker threads; each open connection or SSE stream holds one."},
       {"server.http.max_sessions", "integer", "Most concurrent HTTP sessions; initialize beyond it gets 503."},
       {"server.http.console.enabled", "boolean",
-       "Serve the operators' console (docs/console.md); it is on only when keys_file is set."},
+       "Serve the operators' console (docs/console.md); it is on only when API keys are (keys_file or api_keys)."},
       {"server.http.console.path", "string", "Where the console is served (\"/\" + [a-z0-9_-]{1,32})."},
       {"server.http.console.idle_timeout_s", "integer", "A console sign-in ends this long after its last use."},
       {"server.http.console.max_lifetime_s", "integer", "... and this long after it began, used or not."},
@@ -438,6 +513,21 @@ json ConfigSchemaDoc() {
       {"pool.prestart", "boolean",
        "Ready jails of python, javascript, ruby, php (and WASM-tier python) hold their interpreter already started, waiting for the "
        "program (default true; see docs/performance.md)."},
+      {"runner.hosts", "string[]",
+       "Runner hosts (`airlock runner-host`) as HOST:PORT; empty with runner.dns empty: the local runner process."},
+      {"runner.dns", "string", "NAME:PORT; every address NAME resolves to is a runner host (a headless Service)."},
+      {"runner.dns_refresh_s", "integer", "How often runner.dns is resolved again (10)."},
+      {"runner.tls.ca_file", "string", "PEM CA that signed the runner hosts' and the gateways' certificates."},
+      {"runner.tls.cert_file", "string", "PEM certificate this process presents (client for a gateway, server for a runner host)."},
+      {"runner.tls.key_file", "string", "PEM private key of cert_file."},
+      {"runner.tls.server_name", "string", "Name the runner hosts' certificates must carry; empty: each address's host."},
+      {"runner.health_interval_ms", "integer", "Every runner host is pinged this often (1000)."},
+      {"runner.health_timeout_ms", "integer", "A host that does not answer within this is taken out; its runs fail runner_unavailable (2000)."},
+      {"runner.connect_timeout_ms", "integer", "Connecting to a runner host, TLS included (3000)."},
+      {"runner.max_concurrent_per_host", "integer", "Runs in flight on one host; 0: the gateway's server.max_concurrent_runs."},
+      {"state.backend", "string", "\"sqlite\" (files in the state dir) or \"postgres\" (shared by several gateways)."},
+      {"state.postgres_dsn", "string", "libpq connection string; PG* environment variables fill the rest."},
+      {"state.postgres_dsn_file", "string", "A file holding the connection string (a mounted Secret)."},
       {"sessions.enabled", "boolean", "Offer open_session/close_session/list_sessions (default true; docs/sessions.md)."},
       {"sessions.idle_timeout_s", "integer", "A session idle this long is closed (default 600)."},
       {"sessions.max_idle_timeout_s", "integer", "The most open_session's timeout_s may ask (default 3600)."},

@@ -34,14 +34,19 @@ struct HttpConfig {
   std::vector<std::string> allowed_hosts;
   std::string token_file;  // empty: no bearer token required
   std::string keys_file;   // API key store (`airlock keys`); empty: no per-person keys
+  // Require an API key on every request, the keys in state.backend's store
+  // (postgres: the database; sqlite: keys_file, default <state dir>/keys.json).
+  // With sqlite, a non-empty keys_file alone also turns keys on.
+  bool api_keys = false;
   // A token that lets non-loopback clients read /metrics (Authorization:
   // Bearer); empty: /metrics only for loopback clients.
   std::string metrics_token_file;
   uint64_t session_idle_timeout_s = 3600;
   int threads = 32;  // HTTP worker threads (one per open connection/stream)
   uint64_t max_sessions = 1024;
-  // The operators' console (docs/console.md): on when keys_file is set
-  // (only an admin role's API key signs in) and `console_enabled`.
+  // The operators' console (docs/console.md): on when API keys are
+  // (keys_file or api_keys; only an admin role's API key signs in) and
+  // `console_enabled`.
   bool console_enabled = true;
   std::string console_path = "/console";  // "/" + [a-z0-9_-]{1,32}
   uint64_t console_idle_timeout_s = 900;  // a console sign-in ends this long after its last use
@@ -141,8 +146,50 @@ struct LanguagesConfig {
   std::string default_isolation = "native";
 };
 
+// "runner": where runs execute. With no hosts and no dns, the gateway spawns
+// its local runner process (the default; a single machine needs nothing
+// here). Otherwise every run goes over gRPC with mutual TLS to a runner host
+// (`airlock runner-host`, docs/deploy.md); there is no local fallback.
+struct RunnerTlsConfig {
+  std::string ca_file;      // PEM: the CA that signed every peer's certificate
+  std::string cert_file;    // PEM: this process's certificate (chain)
+  std::string key_file;     // PEM: its private key
+  // The name the runner hosts' certificates are checked against; empty: the
+  // host part of each address.
+  std::string server_name;
+};
+
+struct RunnerConfig {
+  std::vector<std::string> hosts;  // static "HOST:PORT" runner hosts
+  // "NAME:PORT": every address NAME resolves to is a runner host (e.g. a
+  // Kubernetes headless Service), resolved again every dns_refresh_s.
+  std::string dns;
+  uint64_t dns_refresh_s = 10;
+  RunnerTlsConfig tls;
+  uint64_t health_interval_ms = 1000;  // a ping to every host this often
+  uint64_t health_timeout_ms = 2000;   // no answer within this: the host is taken out
+  uint64_t connect_timeout_ms = 3000;
+  // Runs in flight on one host (0: the host's own max_concurrent_runs).
+  uint64_t max_concurrent_per_host = 0;
+
+  bool remote() const { return !hosts.empty() || !dns.empty(); }
+};
+
+// "state": where the audit log, the code-tool store and the API keys live.
+// "sqlite" (default): files under the state dir (keys: server.http.keys_file).
+// "postgres": one database several gateways share (docs/state.md).
+struct StateConfig {
+  std::string backend = "sqlite";
+  // libpq connection string ("host=... dbname=... user=..."); libpq's PG*
+  // environment variables fill what it leaves out (PGPASSWORD from a Secret).
+  std::string postgres_dsn;
+  std::string postgres_dsn_file;  // the connection string read from this file instead
+};
+
 struct Config {
   ServerConfig server;
+  RunnerConfig runner;
+  StateConfig state;
   LimitsConfig limits;
   LanguagesConfig languages;
   PoolConfig pool;

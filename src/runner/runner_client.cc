@@ -124,6 +124,35 @@ Json RunnerClient::Health() {
   return out;
 }
 
+void RunnerClient::Connect() {
+  std::lock_guard<std::mutex> lock(mu_);
+  EnsureStartedLocked();
+}
+
+RunnerClient::Load RunnerClient::CurrentLoad() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return {.ready = state_ == State::kReady && !stopping_,
+          .in_flight = in_flight_,
+          .queued = queue_.size(),
+          .max_concurrent = max_concurrent_};
+}
+
+void RunnerClient::DropConnection(const std::string& reason) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!conn_ || state_ != State::kReady) return;
+  drop_reason_ = reason;
+  shutdown(conn_->fd.get(), SHUT_RDWR);  // the read loop sees EOF; the supervisor fails its runs
+}
+
+Status RunnerClient::Ping(std::chrono::milliseconds timeout) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (state_ != State::kReady || stopping_) return Unavailable(last_error_.empty() ? "not connected" : last_error_);
+  }
+  StatusOr<Json> reply = Query({{"type", "ping"}}, timeout);
+  return reply.ok() ? OkStatus() : reply.status();
+}
+
 void RunnerClient::EnsureStartedLocked() {
   if (state_ != State::kNotStarted || stopping_) return;
   state_ = State::kStarting;
@@ -188,6 +217,9 @@ Status RunnerClient::AwaitHello(SpawnedRunner& runner) {
     break;
   }
   StatusOr<Json> hello = ReadJsonFrame(runner.channel_fd(), options_.max_frame_bytes);
+  if (!hello.ok() && runner.linked()) {
+    return Unavailable("could not reach it (" + runner.DescribeLoss() + ")");
+  }
   if (!hello.ok()) {
     std::optional<int> ws = runner.WaitFor(std::chrono::milliseconds(1000));
     return Unavailable("the runner exited before it was ready (" +
@@ -243,11 +275,13 @@ void RunnerClient::SupervisorLoop() {
     ReadLoop(conn);
 
     bool stopping;
+    std::string drop_reason;
     {
       std::lock_guard<std::mutex> lock(mu_);
       conn_.reset();
       runner_pid_ = -1;
       stopping = stopping_;
+      drop_reason.swap(drop_reason_);
       if (!stopping) state_ = State::kStarting;  // Run() waits for the restart
       state_cv_.notify_all();
     }
@@ -255,6 +289,9 @@ void RunnerClient::SupervisorLoop() {
     if (stopping) {
       spawned->WaitFor(std::chrono::milliseconds(2000));  // graceful: it cancels its runs
       message = "airlock is shutting down; the run was aborted";
+    } else if (spawned->linked()) {
+      message = (drop_reason.empty() ? spawned->DescribeLoss() : drop_reason) + "; the run was aborted";
+      Log(message);
     } else {
       std::optional<int> ws = spawned->WaitFor(std::chrono::milliseconds(1000));
       message = "the code runner process exited unexpectedly (" +

@@ -43,6 +43,7 @@
 #include "base/status.h"
 #include "base/unique_fd.h"
 #include "base/frame.h"
+#include "runner/runner_backend.h"
 #include "runner/spawned_runner.h"
 #include "runtimes/code_executor.h"
 
@@ -64,7 +65,7 @@ struct RunnerClientOptions {
   size_t max_frame_bytes = kDefaultMaxFrameBytes;
 };
 
-class RunnerClient : public runtimes::CodeExecutor {
+class RunnerClient : public RunnerBackend {
  public:
   explicit RunnerClient(RunnerClientOptions options = {});
   ~RunnerClient() override;  // Stop()
@@ -75,11 +76,14 @@ class RunnerClient : public runtimes::CodeExecutor {
   // Starts the supervisor and waits (up to start_timeout) for the runner's
   // "hello". Unavailable if it did not come up; the supervisor keeps
   // retrying in the background either way. Run() starts it lazily too.
-  Status Start();
+  Status Start() override;
+
+  // Starts the supervisor (connecting in the background) without waiting.
+  void Connect();
 
   // Fails pending runs, closes the channel (the runner cancels its runs and
   // exits), waits briefly, then kills and reaps it. Idempotent; final.
-  void Stop();
+  void Stop() override;
 
   runtimes::RunResult Run(const runtimes::RunRequest& request, const runtimes::ProgressFn& progress,
                           CancelToken& cancel, runtimes::BridgeHandler* bridge = nullptr) override;
@@ -93,8 +97,28 @@ class RunnerClient : public runtimes::CodeExecutor {
   Status OpenSession(const runtimes::SessionSpec& spec) override;
   Status CloseSession(const std::string& id) override;
 
-  // The current runner's pid, or -1 when none is up. For status and tests.
+  // The current runner's pid, or -1 when none is up (or it is remote). For
+  // status and tests.
   pid_t runner_pid() const;
+
+  // A snapshot for placement (remote/runner_fleet.h); never blocks on I/O.
+  struct Load {
+    bool ready = false;  // a runner is connected and said hello
+    size_t in_flight = 0;
+    size_t queued = 0;
+    size_t max_concurrent = 0;
+  };
+  Load CurrentLoad() const;
+
+  // Ends the current connection as if the runner had gone away: its runs in
+  // flight fail at once with runner_unavailable and `reason`, and the
+  // supervisor reconnects with backoff. For a runner host that stopped
+  // answering health checks. No-op when not connected.
+  void DropConnection(const std::string& reason);
+
+  // A round trip to the runner ("ping"), bounded by `timeout`, without
+  // waiting for a runner that is not connected (Unavailable at once).
+  Status Ping(std::chrono::milliseconds timeout);
 
   // For operators (the console's live page): {up, pid, starts, restarts,
   // in_flight, queued, max_concurrent, max_queue, error} from this side,
@@ -137,6 +161,7 @@ class RunnerClient : public runtimes::CodeExecutor {
   State state_ = State::kNotStarted;
   bool stopping_ = false;
   std::string last_error_;
+  std::string drop_reason_;  // set by DropConnection for the current connection
   std::shared_ptr<Connection> conn_;
   pid_t runner_pid_ = -1;
   uint64_t generation_ = 0;

@@ -29,6 +29,14 @@ SpawnedRunner::SpawnedRunner(UniqueFd channel, pid_t pid)
   if (pid > 0) pidfd_.Reset(PidfdOpen(pid));  // pidfds are always CLOEXEC
 }
 
+SpawnedRunner SpawnedRunner::Linked(UniqueFd channel, std::shared_ptr<void> link,
+                                    std::function<std::string()> describe_loss) {
+  SpawnedRunner r(std::move(channel), -1);
+  r.link_ = std::move(link);
+  r.describe_loss_ = std::move(describe_loss);
+  return r;
+}
+
 SpawnedRunner::~SpawnedRunner() { Reset(); }
 
 SpawnedRunner::SpawnedRunner(SpawnedRunner&& other) noexcept
@@ -36,7 +44,9 @@ SpawnedRunner::SpawnedRunner(SpawnedRunner&& other) noexcept
       pidfd_(std::move(other.pidfd_)),
       pid_(std::exchange(other.pid_, -1)),
       reaped_(std::exchange(other.reaped_, true)),
-      wait_status_(other.wait_status_) {}
+      wait_status_(other.wait_status_),
+      link_(std::move(other.link_)),
+      describe_loss_(std::move(other.describe_loss_)) {}
 
 SpawnedRunner& SpawnedRunner::operator=(SpawnedRunner&& other) noexcept {
   if (this != &other) {
@@ -46,6 +56,8 @@ SpawnedRunner& SpawnedRunner::operator=(SpawnedRunner&& other) noexcept {
     pid_ = std::exchange(other.pid_, -1);
     reaped_ = std::exchange(other.reaped_, true);
     wait_status_ = other.wait_status_;
+    link_ = std::move(other.link_);
+    describe_loss_ = std::move(other.describe_loss_);
   }
   return *this;
 }
@@ -90,6 +102,7 @@ void SpawnedRunner::Kill() {
 
 void SpawnedRunner::Reset() {
   channel_.Reset();
+  link_.reset();  // a link's destructor cancels its stream and joins its pumps
   if (!reaped_) {
     Kill();
     while (!WaitFor(std::chrono::milliseconds(1000))) Kill();

@@ -13,6 +13,8 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,6 +30,12 @@ class SpawnedRunner {
   // Adopts child `pid` (which must be a child of this process) and the
   // server end of its channel.
   SpawnedRunner(UniqueFd channel, pid_t pid);
+  // A runner reached over a link instead of forked (remote/remote_link.h):
+  // no process of ours; `link` (the pump that serves `channel`) lives until
+  // Reset(), and `describe_loss` says why the channel ended ("runner host
+  // 10.0.0.7:7700: UNAVAILABLE: Socket closed").
+  static SpawnedRunner Linked(UniqueFd channel, std::shared_ptr<void> link,
+                              std::function<std::string()> describe_loss);
   ~SpawnedRunner();
 
   SpawnedRunner(SpawnedRunner&& other) noexcept;
@@ -39,6 +47,9 @@ class SpawnedRunner {
   UniqueFd TakeChannel() { return std::move(channel_); }
   pid_t pid() const { return pid_; }
   bool reaped() const { return reaped_; }
+  bool linked() const { return link_ != nullptr; }
+  // Why a linked runner's channel ended ("" for a forked runner).
+  std::string DescribeLoss() const { return describe_loss_ ? describe_loss_() : std::string(); }
 
   // Waits up to `timeout` for the child to exit and reaps it. Returns the
   // wait status (as from waitpid), or nullopt if it is still running.
@@ -47,7 +58,8 @@ class SpawnedRunner {
   // Sends SIGKILL (no-op once reaped).
   void Kill();
 
-  // Kills and reaps the child, closes the channel. Idempotent.
+  // Kills and reaps the child (or tears the link down), closes the channel.
+  // Idempotent.
   void Reset();
 
  private:
@@ -56,6 +68,8 @@ class SpawnedRunner {
   pid_t pid_ = -1;
   bool reaped_ = true;
   int wait_status_ = 0;
+  std::shared_ptr<void> link_;
+  std::function<std::string()> describe_loss_;
 };
 
 // "signal 9" / "exit code 3": a wait status for messages.

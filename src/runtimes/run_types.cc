@@ -189,7 +189,7 @@ Json ToJson(const RunResult& r) {
         {"mime_type", f.mime_type.empty() ? GuessMimeType(f.name) : f.mime_type},
     });
   }
-  return Json{
+  Json out{
       {"status", RunStatusName(r.status)},
       {"message", SanitizeUtf8(r.message)},
       {"error_code", r.error_code},
@@ -209,6 +209,8 @@ Json ToJson(const RunResult& r) {
       {"peak_memory_bytes", r.peak_memory_bytes},
       {"files", std::move(files)},
   };
+  if (!r.runner_host.empty()) out["runner_host"] = r.runner_host;
+  return out;
 }
 
 StatusOr<RunResult> RunResultFromJson(const Json& j) {
@@ -223,6 +225,7 @@ StatusOr<RunResult> RunResultFromJson(const Json& j) {
   AIRLOCK_RETURN_IF_ERROR(ReadString(j, "error_code", "error_code", false, &r.error_code));
   AIRLOCK_RETURN_IF_ERROR(ReadString(j, "language", "language", false, &r.language));
   AIRLOCK_RETURN_IF_ERROR(ReadString(j, "isolation", "isolation", false, &r.isolation));
+  AIRLOCK_RETURN_IF_ERROR(ReadString(j, "runner_host", "runner_host", false, &r.runner_host));
   AIRLOCK_RETURN_IF_ERROR(ReadInt(j, "exit_code", "exit_code", &r.exit_code));
   AIRLOCK_RETURN_IF_ERROR(ReadInt(j, "signal", "signal", &r.signal));
   AIRLOCK_RETURN_IF_ERROR(ReadString(j, "stdout", "stdout", false, &r.stdout_text));

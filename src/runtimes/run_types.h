@@ -128,6 +128,9 @@ struct RunResult {
   uint64_t compile_ms = 0;
   uint64_t peak_memory_bytes = 0;
   std::vector<OutputFile> files;
+  // The runner host ("HOST:PORT") that ran it, when the gateway has remote
+  // runner hosts (remote/runner_fleet.h); empty for the local runner.
+  std::string runner_host;
 
   bool ok() const { return status == RunStatus::kOk; }
 };

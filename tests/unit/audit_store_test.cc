@@ -1,22 +1,34 @@
 // The audit log (issue 5): rows round-trip and filter, the hash chain
-// catches an edited or deleted row made behind the store's back (raw
-// sqlite3 on the file), concurrent appends keep one valid chain, the file is
-// private, and call arguments are redacted by the documented rule.
+// catches an edited or deleted row made behind the store's back (raw SQL on
+// the file or the database), concurrent appends keep one valid chain, the
+// file is private, and call arguments are redacted by the documented rule.
+// The store tests run against both backends, SQLite and PostgreSQL (a real
+// server, pg_test_server.h; issue 22): their names end in /Sqlite and
+// /Postgres. PgAuditStoreTest proves one chain under writers in several
+// processes and threads at once.
 #include <sqlite3.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <filesystem>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <pqxx/pqxx>
 
 #include "audit/audit_store.h"
+#include "audit/pg_audit_store.h"
 #include "audit/redaction.h"
 #include "audit/sqlite_audit_store.h"
+#include "pg_test_server.h"
+#include "state/pg_database.h"
 
 namespace airlock::audit {
 namespace {
@@ -24,37 +36,84 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-class AuditStoreTest : public ::testing::Test {
+enum class Backend { kSqlite, kPostgres };
+
+int64_t NowMsForTest() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string BackendName(const ::testing::TestParamInfo<Backend>& info) {
+  return info.param == Backend::kSqlite ? "Sqlite" : "Postgres";
+}
+
+class AuditStoreTest : public ::testing::TestWithParam<Backend> {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("airlock-audit-" + std::to_string(getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::replace(name.begin(), name.end(), '/', '_');
+    dir_ = fs::temp_directory_path() / ("airlock-audit-" + std::to_string(getpid()) + "-" + name);
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     path_ = (dir_ / "audit.db").string();
+    if (!sqlite()) {
+      dsn_ = testing::PgTestServer::Get().NewDatabase();
+      ASSERT_FALSE(dsn_.empty()) << testing::PgTestServer::Get().error();
+    }
   }
   void TearDown() override {
     std::error_code ec;
     fs::remove_all(dir_, ec);
   }
 
-  std::unique_ptr<SqliteAuditStore> OpenStore() {
-    SqliteAuditStore::Options opts;
+  bool sqlite() const { return GetParam() == Backend::kSqlite; }
+
+  // A store object on the test's file or database (several may share it).
+  std::unique_ptr<AuditStore> OpenStore() {
+    if (sqlite()) {
+      SqliteAuditStore::Options opts;
+      opts.now_ms = [this] { return clock_.load(); };
+      auto store = SqliteAuditStore::Open(path_, opts);
+      EXPECT_TRUE(store.ok()) << store.status().ToString();
+      return store.ok() ? std::move(*store) : nullptr;
+    }
+    auto db = state::PgDatabase::Connect(dsn_);
+    EXPECT_TRUE(db.ok()) << db.status().ToString();
+    if (!db.ok()) return nullptr;
+    PgAuditStore::Options opts;
     opts.now_ms = [this] { return clock_.load(); };
-    auto store = SqliteAuditStore::Open(path_, opts);
+    auto store = PgAuditStore::Open(*db, opts);
     EXPECT_TRUE(store.ok()) << store.status().ToString();
     return store.ok() ? std::move(*store) : nullptr;
   }
 
-  // Runs constant SQL on the file through a separate, raw connection: what
-  // someone with write access to the file could do.
-  void Tamper(const char* sql) {
+  // Runs `sql` through a separate, raw connection: what someone with write
+  // access to the file or the database could do. It must change one row.
+  void Tamper(const char* sql) { RawSql(sql, /*expect_one_row=*/true); }
+
+  void RawSql(const std::string& sql, bool expect_one_row) {
+    if (!sqlite()) {
+      try {
+        pqxx::connection c(dsn_);
+        pqxx::nontransaction tx(c);
+        pqxx::result r = tx.exec(sql);
+        if (expect_one_row) {
+          EXPECT_EQ(r.affected_rows(), 1u) << sql;
+        }
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << sql << ": " << e.what();
+      }
+      return;
+    }
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open_v2(path_.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr), SQLITE_OK);
     char* err = nullptr;
-    const int rc = sqlite3_exec(db, sql, nullptr, nullptr, &err);
+    const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
     EXPECT_EQ(rc, SQLITE_OK) << (err ? err : "");
-    EXPECT_EQ(sqlite3_changes(db), 1) << sql;
+    if (expect_one_row) {
+      EXPECT_EQ(sqlite3_changes(db), 1) << sql;
+    }
     sqlite3_free(err);
     sqlite3_close(db);
   }
@@ -123,11 +182,15 @@ class AuditStoreTest : public ::testing::Test {
   }
 
   fs::path dir_;
-  std::string path_;
+  std::string path_;  // sqlite
+  std::string dsn_;   // postgres
   std::atomic<int64_t> clock_{1};
 };
 
-TEST_F(AuditStoreTest, RowsRoundTripInChainOrder) {
+INSTANTIATE_TEST_SUITE_P(Backends, AuditStoreTest, ::testing::Values(Backend::kSqlite, Backend::kPostgres),
+                         BackendName);
+
+TEST_P(AuditStoreTest, RowsRoundTripInChainOrder) {
   auto store = OpenStore();
   ASSERT_TRUE(store);
   AppendSample(*store);
@@ -167,7 +230,7 @@ TEST_F(AuditStoreTest, RowsRoundTripInChainOrder) {
   EXPECT_EQ(ev->detail, (json{{"role", "analyst"}}));
 }
 
-TEST_F(AuditStoreTest, QueryFilters) {
+TEST_P(AuditStoreTest, QueryFilters) {
   auto store = OpenStore();
   ASSERT_TRUE(store);
   AppendSample(*store);
@@ -196,7 +259,7 @@ TEST_F(AuditStoreTest, QueryFilters) {
   EXPECT_EQ(store->Query({.limit = 0}).status().code(), StatusCode::kInvalidArgument);
 }
 
-TEST_F(AuditStoreTest, VerifyAcceptsAnUntouchedStore) {
+TEST_P(AuditStoreTest, VerifyAcceptsAnUntouchedStore) {
   auto store = OpenStore();
   ASSERT_TRUE(store);
   auto empty = store->Verify();
@@ -213,7 +276,7 @@ TEST_F(AuditStoreTest, VerifyAcceptsAnUntouchedStore) {
   EXPECT_NE(report->head_hash, empty->head_hash);
 }
 
-TEST_F(AuditStoreTest, ARunWithItsCallsIsOneAtomicWrite) {
+TEST_P(AuditStoreTest, ARunWithItsCallsIsOneAtomicWrite) {
   auto store = OpenStore();
   ASSERT_TRUE(store);
   ASSERT_TRUE(store->AppendRunWithCalls(Run("r_9", "dana"), {Call("r_9", 1, false), Call("r_9", 2, true)}).ok());
@@ -228,19 +291,20 @@ TEST_F(AuditStoreTest, ARunWithItsCallsIsOneAtomicWrite) {
   EXPECT_TRUE(report->ok());
   EXPECT_EQ(report->rows_checked, 3);
   // A failing row (here: a trigger refuses run rows) leaves none of the batch behind.
-  sqlite3* raw = nullptr;
-  ASSERT_EQ(sqlite3_open_v2(path_.c_str(), &raw, SQLITE_OPEN_READWRITE, nullptr), SQLITE_OK);
-  EXPECT_EQ(sqlite3_exec(raw, "CREATE TRIGGER no_runs BEFORE INSERT ON audit_runs BEGIN SELECT RAISE(ABORT, 'refused'); END",
-                         nullptr, nullptr, nullptr),
-            SQLITE_OK);
-  sqlite3_close(raw);
+  if (sqlite()) {
+    RawSql("CREATE TRIGGER no_runs BEFORE INSERT ON audit_runs BEGIN SELECT RAISE(ABORT, 'refused'); END", false);
+  } else {
+    RawSql("CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused'; END $$;"
+           "CREATE TRIGGER no_runs BEFORE INSERT ON audit_runs FOR EACH ROW EXECUTE FUNCTION refuse()",
+           false);
+  }
   EXPECT_FALSE(store->AppendRunWithCalls(Run("r_10", "dana"), {Call("r_10", 1, false)}).ok());
   auto after = store->Query({.run_id = "r_10"});
   ASSERT_TRUE(after.ok());
   EXPECT_TRUE(after->empty()) << "the call row was rolled back with the run row";
 }
 
-TEST_F(AuditStoreTest, ReopenedStoreContinuesTheChain) {
+TEST_P(AuditStoreTest, ReopenedStoreContinuesTheChain) {
   {
     auto store = OpenStore();
     ASSERT_TRUE(store);
@@ -255,7 +319,7 @@ TEST_F(AuditStoreTest, ReopenedStoreContinuesTheChain) {
   EXPECT_EQ(report->last_id, 8);
 }
 
-TEST_F(AuditStoreTest, VerifyReportsAnEditedRow) {
+TEST_P(AuditStoreTest, VerifyReportsAnEditedRow) {
   auto store = OpenStore();
   ASSERT_TRUE(store);
   AppendSample(*store);
@@ -270,7 +334,7 @@ TEST_F(AuditStoreTest, VerifyReportsAnEditedRow) {
       << report->problem->ToString();
 }
 
-TEST_F(AuditStoreTest, VerifyReportsAnEditedIntegerAndJsonField) {
+TEST_P(AuditStoreTest, VerifyReportsAnEditedIntegerAndJsonField) {
   auto store = OpenStore();
   ASSERT_TRUE(store);
   AppendSample(*store);
@@ -283,7 +347,7 @@ TEST_F(AuditStoreTest, VerifyReportsAnEditedIntegerAndJsonField) {
   EXPECT_EQ(report->problem->id, 6);
 }
 
-TEST_F(AuditStoreTest, VerifyReportsADeletedMiddleRow) {
+TEST_P(AuditStoreTest, VerifyReportsADeletedMiddleRow) {
   auto store = OpenStore();
   ASSERT_TRUE(store);
   AppendSample(*store);
@@ -298,7 +362,7 @@ TEST_F(AuditStoreTest, VerifyReportsADeletedMiddleRow) {
       << report->problem->ToString();
 }
 
-TEST_F(AuditStoreTest, VerifyReportsADeletedRowWhoseGapWasClosed) {
+TEST_P(AuditStoreTest, VerifyReportsADeletedRowWhoseGapWasClosed) {
   auto store = OpenStore();
   ASSERT_TRUE(store);
   AppendSample(*store);
@@ -313,7 +377,7 @@ TEST_F(AuditStoreTest, VerifyReportsADeletedRowWhoseGapWasClosed) {
   EXPECT_EQ(report->problem->id, 3);
 }
 
-TEST_F(AuditStoreTest, VerifyReportsADeletedLastRow) {
+TEST_P(AuditStoreTest, VerifyReportsADeletedLastRow) {
   auto store = OpenStore();
   ASSERT_TRUE(store);
   AppendSample(*store);
@@ -326,7 +390,7 @@ TEST_F(AuditStoreTest, VerifyReportsADeletedLastRow) {
   EXPECT_EQ(report->problem->id, 7);
 }
 
-TEST_F(AuditStoreTest, ConcurrentAppendsKeepOneValidChain) {
+TEST_P(AuditStoreTest, ConcurrentAppendsKeepOneValidChain) {
   auto store = OpenStore();
   ASSERT_TRUE(store);
   constexpr int kThreads = 8, kPerThread = 25;
@@ -355,7 +419,7 @@ TEST_F(AuditStoreTest, ConcurrentAppendsKeepOneValidChain) {
   for (size_t i = 0; i < rows->size(); ++i) EXPECT_EQ((*rows)[i].id, static_cast<int64_t>(i + 1));
 }
 
-TEST_F(AuditStoreTest, TwoStoresOnOneFileShareTheChain) {
+TEST_P(AuditStoreTest, TwoStoresOnOneFileShareTheChain) {
   auto a = OpenStore();
   auto b = OpenStore();
   ASSERT_TRUE(a && b);
@@ -368,7 +432,10 @@ TEST_F(AuditStoreTest, TwoStoresOnOneFileShareTheChain) {
   EXPECT_EQ(report->last_id, 10);
 }
 
-TEST_F(AuditStoreTest, FileIsPrivateAndNeverASymlink) {
+class SqliteAuditStoreTest : public AuditStoreTest {};
+INSTANTIATE_TEST_SUITE_P(Backend, SqliteAuditStoreTest, ::testing::Values(Backend::kSqlite), BackendName);
+
+TEST_P(SqliteAuditStoreTest, FileIsPrivateAndNeverASymlink) {
   auto store = OpenStore();
   ASSERT_TRUE(store);
   ASSERT_TRUE(store->AppendEvent(Event("key_create", "root")).ok());
@@ -392,7 +459,7 @@ TEST_F(AuditStoreTest, FileIsPrivateAndNeverASymlink) {
   EXPECT_FALSE(SqliteAuditStore::Open(link).ok());
 }
 
-TEST_F(AuditStoreTest, IllFormedUtf8IsStoredSanitizedAndVerifies) {
+TEST_P(AuditStoreTest, IllFormedUtf8IsStoredSanitizedAndVerifies) {
   auto store = OpenStore();
   ASSERT_TRUE(store);
   EventRow ev = Event("tool_call", "alice");
@@ -406,6 +473,175 @@ TEST_F(AuditStoreTest, IllFormedUtf8IsStoredSanitizedAndVerifies) {
   auto report = store->Verify();
   ASSERT_TRUE(report.ok());
   EXPECT_TRUE(report->ok()) << report->problem->ToString();
+}
+
+// --- PostgreSQL: several gateways on one database (issue 22) ---------------------
+
+class PgAuditStoreTest : public AuditStoreTest {
+ protected:
+  // A store as a gateway opens it: its own connections, the database's clock.
+  std::unique_ptr<PgAuditStore> OpenGatewayStore() {
+    auto db = state::PgDatabase::Connect(dsn_);
+    if (!db.ok()) return nullptr;
+    auto store = PgAuditStore::Open(*db);
+    return store.ok() ? std::move(*store) : nullptr;
+  }
+
+  // One writer's appends: `rounds` rounds of a run with two calls (one
+  // transaction), an event and a lone call; 5 rows a round. False if any failed.
+  static bool Write(AuditStore& store, const std::string& writer, int rounds) {
+    bool ok = true;
+    for (int i = 0; i < rounds; ++i) {
+      const std::string run_id = writer + "-r" + std::to_string(i);
+      ok &= store.AppendRunWithCalls(Run(run_id, writer), {Call(run_id, 1, false), Call(run_id, 2, true)}).ok();
+      ok &= store.AppendEvent(Event("tool_call", writer)).ok();
+      ok &= store.AppendCall(Call(writer + "-lone", i, false)).ok();
+    }
+    return ok;
+  }
+};
+INSTANTIATE_TEST_SUITE_P(Backend, PgAuditStoreTest, ::testing::Values(Backend::kPostgres), BackendName);
+
+// The proof that the chain stays one valid chain under concurrent writers:
+// writers in several processes (each its own connections, as separate
+// gateways) and several threads of this one append at once; then every id
+// from 1 to the total is there exactly once, every prev_hash links to the
+// row before (Verify), each run's batch is contiguous, and the writers'
+// rows really interleaved.
+TEST_P(PgAuditStoreTest, WritersInSeveralProcessesAndThreadsKeepOneChain) {
+  constexpr int kProcesses = 4, kThreads = 4, kRounds = 25, kRowsPerRound = 5;
+  ASSERT_TRUE(OpenGatewayStore() != nullptr);  // migrated before the race
+  std::vector<pid_t> children;
+  for (int p = 0; p < kProcesses; ++p) {
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      std::unique_ptr<PgAuditStore> store = OpenGatewayStore();
+      const bool ok = store != nullptr && Write(*store, "proc" + std::to_string(p), kRounds);
+      _exit(ok ? 0 : 1);
+    }
+    children.push_back(pid);
+  }
+  std::atomic<int> thread_failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      std::unique_ptr<PgAuditStore> store = OpenGatewayStore();
+      if (store == nullptr || !Write(*store, "thread" + std::to_string(t), kRounds)) ++thread_failures;
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  for (pid_t pid : children) {
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "a writer process failed";
+  }
+  EXPECT_EQ(thread_failures.load(), 0);
+
+  const int64_t total = (kProcesses + kThreads) * kRounds * kRowsPerRound;
+  std::unique_ptr<PgAuditStore> store = OpenGatewayStore();
+  ASSERT_TRUE(store);
+  auto report = store->Verify();
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_TRUE(report->ok()) << report->problem->ToString();
+  EXPECT_EQ(report->rows_checked, total);
+  EXPECT_EQ(report->last_id, total);
+
+  auto rows = store->Query({.limit = 1000000});
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  ASSERT_EQ(rows->size(), static_cast<size_t>(total));
+  int switches = 0;
+  std::string last_writer;
+  for (size_t i = 0; i < rows->size(); ++i) {
+    const AuditRow& r = (*rows)[i];
+    EXPECT_EQ(r.id, static_cast<int64_t>(i + 1));
+    if (i > 0) {
+      EXPECT_GE(r.recorded_at, (*rows)[i - 1].recorded_at) << "one clock, in chain order";
+    }
+    std::string writer;
+    if (const RunRecord* run = r.run()) {
+      writer = run->user;
+      // The run's two calls are the two rows right before it.
+      ASSERT_GE(i, 2u);
+      for (size_t k : {i - 2, i - 1}) {
+        const CallRow* c = (*rows)[k].call();
+        ASSERT_NE(c, nullptr) << "id " << r.id;
+        EXPECT_EQ(c->run_id, run->run_id);
+      }
+    } else if (const EventRow* e = r.event()) {
+      writer = e->actor;
+    }
+    if (!writer.empty() && !last_writer.empty() && writer != last_writer) ++switches;
+    if (!writer.empty()) last_writer = writer;
+  }
+  EXPECT_GT(switches, kProcesses + kThreads) << "the writers ran one after another, not at once";
+}
+
+TEST_P(PgAuditStoreTest, RecordedAtIsTheDatabasesClock) {
+  std::unique_ptr<PgAuditStore> store = OpenGatewayStore();
+  ASSERT_TRUE(store);
+  const int64_t before = NowMsForTest();
+  ASSERT_TRUE(store->AppendEvent(Event("key_create", "root")).ok());
+  const int64_t after = NowMsForTest();
+  auto rows = store->Query({});
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_GE((*rows)[0].recorded_at, before - 5000);
+  EXPECT_LE((*rows)[0].recorded_at, after + 5000);
+}
+
+TEST_P(PgAuditStoreTest, ReadingNeedsAnExistingLogAndChangesNothing) {
+  auto db = state::PgDatabase::Connect(dsn_);
+  ASSERT_TRUE(db.ok());
+  auto missing = PgAuditStore::OpenExisting(*db);
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(missing.status().message().find("no audit log"), std::string::npos) << missing.status().message();
+  bool created = true;
+  ASSERT_TRUE((*db)->Transact([&](pqxx::transaction_base& tx) {
+                      created = tx.exec1("SELECT to_regclass('audit_head') IS NOT NULL")[0].as<bool>();
+                      return OkStatus();
+                    }).ok());
+  EXPECT_FALSE(created);
+  auto writer = OpenStore();
+  ASSERT_TRUE(writer);
+  AppendSample(*writer);
+  auto reader = PgAuditStore::OpenExisting(*db);
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  auto report = (*reader)->Verify();
+  ASSERT_TRUE(report.ok());
+  EXPECT_TRUE(report->ok());
+  EXPECT_EQ(report->rows_checked, 7);
+}
+
+TEST_P(PgAuditStoreTest, NulBytesAreStoredAsReplacementCharacters) {
+  auto store = OpenStore();
+  ASSERT_TRUE(store);
+  EventRow ev = Event("tool_call", "alice");
+  ev.target = std::string("a\0b", 3);
+  ASSERT_TRUE(store->AppendEvent(ev).ok());
+  auto rows = store->Query({});
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_EQ((*rows)[0].event()->target, "a\xEF\xBF\xBD" "b");
+  auto report = store->Verify();
+  ASSERT_TRUE(report.ok());
+  EXPECT_TRUE(report->ok()) << report->problem->ToString();
+  EXPECT_TRUE(store->Query({.user = std::string("a\0", 2)})->empty());
+}
+
+TEST_P(PgAuditStoreTest, AppendsGoOnAfterTheServerDroppedTheConnections) {
+  auto store = OpenStore();
+  ASSERT_TRUE(store);
+  ASSERT_TRUE(store->AppendEvent(Event("key_create", "root")).ok());
+  pqxx::connection admin(testing::PgTestServer::Get().SuperuserDsn());
+  pqxx::nontransaction tx(admin);
+  tx.exec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '" +
+          testing::PgTestServer::DatabaseOf(dsn_) + "' AND pid <> pg_backend_pid()");
+  ASSERT_TRUE(store->AppendEvent(Event("key_revoke", "root")).ok());
+  auto report = store->Verify();
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_TRUE(report->ok());
+  EXPECT_EQ(report->last_id, 2);
 }
 
 TEST(RedactArgs, SecretKeysAreHiddenAtAnyDepth) {

@@ -1,6 +1,9 @@
 // Stored code tools: validation, the hash that binds a version, the approval
 // life cycle (G-D8 no self-approval, G-D9 tampered rows never active), two
-// store objects on one file (a server and `airlock tools approve`), diffs.
+// store objects on one store (a server and `airlock tools approve`, or two
+// gateways), diffs. The store tests run against both backends: SQLite (a
+// file) and PostgreSQL (a real server, pg_test_server.h); their names end
+// in /Sqlite and /Postgres.
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -9,12 +12,21 @@
 #include <functional>
 #include <string>
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <thread>
+
 #include <gtest/gtest.h>
+#include <pqxx/pqxx>
 #include <sqlite3.h>
 
 #include "codetools/code_tool_store.h"
+#include "codetools/pg_code_tool_store.h"
 #include "codetools/sqlite_code_tool_store.h"
 #include "codetools/version_diff.h"
+#include "pg_test_server.h"
+#include "state/pg_database.h"
 
 namespace airlock::codetools {
 namespace {
@@ -35,22 +47,50 @@ Proposal Sample() {
   return p;
 }
 
-class CodeToolStoreTest : public ::testing::Test {
+enum class Backend { kSqlite, kPostgres };
+
+std::string BackendName(const ::testing::TestParamInfo<Backend>& info) {
+  return info.param == Backend::kSqlite ? "Sqlite" : "Postgres";
+}
+
+// A store on either backend; OpenStore() opens another store object on the
+// same data (another process, another gateway).
+class CodeToolStoreTest : public ::testing::TestWithParam<Backend> {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("airlock-codetools-" + std::to_string(getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::replace(name.begin(), name.end(), '/', '_');
+    dir_ = fs::temp_directory_path() / ("airlock-codetools-" + std::to_string(getpid()) + "-" + name);
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     path_ = (dir_ / "codetools.db").string();
-    auto s = SqliteCodeToolStore::Open(path_);
-    ASSERT_TRUE(s.ok()) << s.status().ToString();
-    store_ = std::move(*s);
+    if (GetParam() == Backend::kPostgres) {
+      dsn_ = testing::PgTestServer::Get().NewDatabase();
+      ASSERT_FALSE(dsn_.empty()) << testing::PgTestServer::Get().error();
+    }
+    store_ = OpenStore();
+    ASSERT_TRUE(store_ != nullptr);
   }
   void TearDown() override {
     store_.reset();
     std::error_code ec;
     fs::remove_all(dir_, ec);
+  }
+
+  bool sqlite() const { return GetParam() == Backend::kSqlite; }
+
+  std::unique_ptr<CodeToolStore> OpenStore() {
+    if (sqlite()) {
+      auto s = SqliteCodeToolStore::Open(path_);
+      EXPECT_TRUE(s.ok()) << s.status().ToString();
+      return s.ok() ? std::move(*s) : nullptr;
+    }
+    auto db = state::PgDatabase::Connect(dsn_);
+    EXPECT_TRUE(db.ok()) << db.status().ToString();
+    if (!db.ok()) return nullptr;
+    auto s = PgCodeToolStore::Open(*db);
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    return s.ok() ? std::move(*s) : nullptr;
   }
 
   CodeTool MustPropose(const Proposal& p, const std::string& proposer = "bob",
@@ -60,9 +100,19 @@ class CodeToolStoreTest : public ::testing::Test {
     return t.ok() ? *t : CodeTool{};
   }
 
-  // Runs `sql` on the file through a connection of its own (a person with
-  // write access to the database, not the store).
+  // Runs `sql` through a connection of its own (a person with write access
+  // to the database, not the store).
   void RawSql(const std::string& sql) {
+    if (!sqlite()) {
+      try {
+        pqxx::connection c(dsn_);
+        pqxx::nontransaction tx(c);
+        tx.exec(sql);
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << sql << ": " << e.what();
+      }
+      return;
+    }
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
     sqlite3_busy_timeout(db, 5000);
@@ -74,9 +124,13 @@ class CodeToolStoreTest : public ::testing::Test {
   }
 
   fs::path dir_;
-  std::string path_;
-  std::unique_ptr<SqliteCodeToolStore> store_;
+  std::string path_;  // sqlite
+  std::string dsn_;   // postgres
+  std::unique_ptr<CodeToolStore> store_;
 };
+
+INSTANTIATE_TEST_SUITE_P(Backends, CodeToolStoreTest, ::testing::Values(Backend::kSqlite, Backend::kPostgres),
+                         BackendName);
 
 // --- validation ------------------------------------------------------------
 
@@ -187,7 +241,7 @@ TEST(HashOfTest, IllFormedUtf8HashesToNothing) {
 
 // --- life cycle --------------------------------------------------------------
 
-TEST_F(CodeToolStoreTest, ProposeStoresANormalizedVersion) {
+TEST_P(CodeToolStoreTest, ProposeStoresANormalizedVersion) {
   Proposal p = Sample();
   p.connectors = {"docs", "crm", "docs"};
   p.tools = {"docs.search", "crm.search", "docs.search"};
@@ -215,12 +269,14 @@ TEST_F(CodeToolStoreTest, ProposeStoresANormalizedVersion) {
   EXPECT_EQ(got->endpoint, "team");
   EXPECT_EQ(got->proposed_at, t.proposed_at);
 
-  struct stat st;
-  ASSERT_EQ(stat(path_.c_str(), &st), 0);
-  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  if (sqlite()) {
+    struct stat st;
+    ASSERT_EQ(stat(path_.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600u);
+  }
 }
 
-TEST_F(CodeToolStoreTest, ProposeRefusesInvalidAndDuplicateVersions) {
+TEST_P(CodeToolStoreTest, ProposeRefusesInvalidAndDuplicateVersions) {
   Proposal bad = Sample();
   bad.language = "perl";
   EXPECT_EQ(store_->Propose(bad, "bob", "team").status().code(), StatusCode::kInvalidArgument);
@@ -245,7 +301,7 @@ TEST_F(CodeToolStoreTest, ProposeRefusesInvalidAndDuplicateVersions) {
   EXPECT_EQ(MustPropose(Sample()).version, 2);
 }
 
-TEST_F(CodeToolStoreTest, ApproveMakesAVersionActiveAndRecordsTheApproval) {
+TEST_P(CodeToolStoreTest, ApproveMakesAVersionActiveAndRecordsTheApproval) {
   CodeTool t = MustPropose(Sample());
   auto active = store_->Active("team");
   ASSERT_TRUE(active.ok());
@@ -280,7 +336,7 @@ TEST_F(CodeToolStoreTest, ApproveMakesAVersionActiveAndRecordsTheApproval) {
   EXPECT_EQ(store_->Approve("ct_000000000000", "alice", {}).code(), StatusCode::kNotFound);
 }
 
-TEST_F(CodeToolStoreTest, NobodyDecidesOnTheirOwnProposal) {
+TEST_P(CodeToolStoreTest, NobodyDecidesOnTheirOwnProposal) {
   CodeTool t = MustPropose(Sample(), "alice");
   EXPECT_EQ(store_->Approve(t.id, "alice", {}).code(), StatusCode::kPermissionDenied);
   EXPECT_EQ(store_->Reject(t.id, "alice", "").code(), StatusCode::kPermissionDenied);
@@ -290,7 +346,7 @@ TEST_F(CodeToolStoreTest, NobodyDecidesOnTheirOwnProposal) {
   EXPECT_TRUE(store_->Revoke(t.id, "alice", "mine, no longer needed").ok());
 }
 
-TEST_F(CodeToolStoreTest, ANewVersionWaitsThenSupersedesTheOldOne) {
+TEST_P(CodeToolStoreTest, ANewVersionWaitsThenSupersedesTheOldOne) {
   CodeTool v1 = MustPropose(Sample());
   ASSERT_TRUE(store_->Approve(v1.id, "alice", {}).ok());
   Proposal changed = Sample();
@@ -317,7 +373,7 @@ TEST_F(CodeToolStoreTest, ANewVersionWaitsThenSupersedesTheOldOne) {
   EXPECT_EQ((*list)[0].id, v2.id) << "newest first";
 }
 
-TEST_F(CodeToolStoreTest, RejectAndRevoke) {
+TEST_P(CodeToolStoreTest, RejectAndRevoke) {
   CodeTool a = MustPropose(Sample());
   EXPECT_EQ(store_->Revoke(a.id, "alice", "").code(), StatusCode::kFailedPrecondition) << "not approved";
   ASSERT_TRUE(store_->Reject(a.id, "alice", "too broad").ok());
@@ -348,7 +404,7 @@ TEST_F(CodeToolStoreTest, RejectAndRevoke) {
 
 // --- tampering (G-D9) ----------------------------------------------------------
 
-TEST_F(CodeToolStoreTest, AnEditedApprovedRowIsNotActive) {
+TEST_P(CodeToolStoreTest, AnEditedApprovedRowIsNotActive) {
   CodeTool t = MustPropose(Sample());
   ASSERT_TRUE(store_->Approve(t.id, "alice", {}).ok());
   RawSql("UPDATE code_tools SET code = 'return await tools.crm.delete_all({});' WHERE id = '" + t.id + "'");
@@ -362,7 +418,7 @@ TEST_F(CodeToolStoreTest, AnEditedApprovedRowIsNotActive) {
   EXPECT_FALSE((*listed)[0].intact);
 }
 
-TEST_F(CodeToolStoreTest, EveryHashedColumnIsCovered) {
+TEST_P(CodeToolStoreTest, EveryHashedColumnIsCovered) {
   const std::string edits[] = {
       "language = 'python'",
       "code = code || ' '",
@@ -390,7 +446,7 @@ TEST_F(CodeToolStoreTest, EveryHashedColumnIsCovered) {
   EXPECT_TRUE(store_->Get(t.id)->intact);
 }
 
-TEST_F(CodeToolStoreTest, AnEditedProposalCannotBeApproved) {
+TEST_P(CodeToolStoreTest, AnEditedProposalCannotBeApproved) {
   CodeTool t = MustPropose(Sample());
   RawSql("UPDATE code_tools SET tools = '[\"crm.*\"]' WHERE id = '" + t.id + "'");
   Status st = store_->Approve(t.id, "alice", {});
@@ -402,7 +458,7 @@ TEST_F(CodeToolStoreTest, AnEditedProposalCannotBeApproved) {
   EXPECT_TRUE(store_->Reject(t.id, "alice", "tampered").ok());
 }
 
-TEST_F(CodeToolStoreTest, AnEditedNewVersionDoesNotHideTheApprovedOne) {
+TEST_P(CodeToolStoreTest, AnEditedNewVersionDoesNotHideTheApprovedOne) {
   CodeTool v1 = MustPropose(Sample());
   ASSERT_TRUE(store_->Approve(v1.id, "alice", {}).ok());
   Proposal p = Sample();
@@ -416,7 +472,7 @@ TEST_F(CodeToolStoreTest, AnEditedNewVersionDoesNotHideTheApprovedOne) {
   EXPECT_TRUE(active->empty());
 }
 
-TEST_F(CodeToolStoreTest, ADeletedRowIsGone) {
+TEST_P(CodeToolStoreTest, ADeletedRowIsGone) {
   CodeTool v1 = MustPropose(Sample());
   ASSERT_TRUE(store_->Approve(v1.id, "alice", {}).ok());
   Proposal p = Sample();
@@ -435,28 +491,28 @@ TEST_F(CodeToolStoreTest, ADeletedRowIsGone) {
 
 // --- several processes ---------------------------------------------------------
 
-TEST_F(CodeToolStoreTest, GenerationSeesChangesFromAnotherConnection) {
-  auto other = SqliteCodeToolStore::Open(path_);  // what `airlock tools approve` opens
-  ASSERT_TRUE(other.ok()) << other.status().ToString();
+TEST_P(CodeToolStoreTest, GenerationSeesChangesFromAnotherConnection) {
+  std::unique_ptr<CodeToolStore> other = OpenStore();  // `airlock tools approve`, another gateway
+  ASSERT_TRUE(other != nullptr);
   const int64_t g0 = store_->Generation();
   EXPECT_EQ(store_->Generation(), g0) << "nothing changed";
 
   CodeTool t = MustPropose(Sample());  // through store_
   const int64_t g1 = store_->Generation();
   EXPECT_NE(g1, g0) << "own change";
-  const int64_t o1 = (*other)->Generation();
+  const int64_t o1 = other->Generation();
 
-  ASSERT_TRUE((*other)->Approve(t.id, "alice", {}).ok());  // through the other connection
+  ASSERT_TRUE(other->Approve(t.id, "alice", {}).ok());  // through the other connection
   const int64_t g2 = store_->Generation();
   EXPECT_NE(g2, g1) << "the other connection's approval";
   EXPECT_EQ(store_->Generation(), g2);
-  EXPECT_NE((*other)->Generation(), o1);
+  EXPECT_NE(other->Generation(), o1);
   auto active = store_->Active("team");
   ASSERT_EQ(active->size(), 1u);
   EXPECT_EQ((*active)[0].id, t.id);
 
   // A refused change changes nothing.
-  EXPECT_FALSE((*other)->Approve(t.id, "carol", {}).ok());
+  EXPECT_FALSE(other->Approve(t.id, "carol", {}).ok());
   EXPECT_EQ(store_->Generation(), g2);
 
   // An edit with plain SQL (not through a store) is seen too.
@@ -467,21 +523,27 @@ TEST_F(CodeToolStoreTest, GenerationSeesChangesFromAnotherConnection) {
   EXPECT_EQ(store_->Generation(), g3);
 }
 
-TEST_F(CodeToolStoreTest, ReopenKeepsEverything) {
+TEST_P(CodeToolStoreTest, ReopenKeepsEverything) {
   CodeTool t = MustPropose(Sample());
   Approval write;
   write.allow_write = true;
   ASSERT_TRUE(store_->Approve(t.id, "alice", write).ok());
   store_.reset();
-  auto again = OpenSqliteCodeToolStore(path_);
-  ASSERT_TRUE(again.ok()) << again.status().ToString();
-  auto active = (*again)->Active("team");
+  std::unique_ptr<CodeToolStore> again = OpenStore();
+  ASSERT_TRUE(again != nullptr);
+  auto active = again->Active("team");
   ASSERT_EQ(active->size(), 1u);
   EXPECT_TRUE((*active)[0].approval.allow_write);
   EXPECT_TRUE((*active)[0].intact);
 }
 
-TEST_F(CodeToolStoreTest, OpenRefusesASymlinkAndTightensTheMode) {
+// Backend-specific tests share the fixture.
+class SqliteCodeToolStoreTest : public CodeToolStoreTest {};
+INSTANTIATE_TEST_SUITE_P(Backend, SqliteCodeToolStoreTest, ::testing::Values(Backend::kSqlite), BackendName);
+class PgCodeToolStoreTest : public CodeToolStoreTest {};
+INSTANTIATE_TEST_SUITE_P(Backend, PgCodeToolStoreTest, ::testing::Values(Backend::kPostgres), BackendName);
+
+TEST_P(SqliteCodeToolStoreTest, OpenRefusesASymlinkAndTightensTheMode) {
   const std::string link = (dir_ / "link.db").string();
   ASSERT_EQ(symlink(path_.c_str(), link.c_str()), 0);
   EXPECT_FALSE(SqliteCodeToolStore::Open(link).ok());
@@ -492,6 +554,87 @@ TEST_F(CodeToolStoreTest, OpenRefusesASymlinkAndTightensTheMode) {
   struct stat st;
   ASSERT_EQ(stat(loose.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
+}
+
+// Several gateways share one database: an approval (or a revocation) made
+// through one reaches another's Generation(), which `airlock serve` polls
+// every 500 ms, and its Active(), at once.
+TEST_P(PgCodeToolStoreTest, AnApprovalReachesAnotherGatewayWithinASecond) {
+  std::unique_ptr<CodeToolStore> other = OpenStore();
+  ASSERT_TRUE(other != nullptr);
+  CodeTool t = MustPropose(Sample());
+  std::atomic<bool> seen{false};
+  std::atomic<int64_t> seen_after_ms{-1};
+  const int64_t g0 = other->Generation();
+  std::atomic<int64_t> approved_at{0};  // steady clock, ms
+  std::thread poller([&] {  // the other gateway's watcher, polling faster than serve does
+    for (int i = 0; i < 200 && !seen; ++i) {
+      if (other->Generation() != g0 && approved_at.load() != 0) {
+        auto active = other->Active("team");
+        if (active.ok() && active->size() == 1) {
+          seen_after_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                              std::chrono::steady_clock::now().time_since_epoch())
+                              .count() -
+                          approved_at.load();
+          seen = true;
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  });
+  approved_at.store(std::chrono::duration_cast<std::chrono::milliseconds>(
+                         std::chrono::steady_clock::now().time_since_epoch())
+                         .count());
+  ASSERT_TRUE(store_->Approve(t.id, "alice", {}).ok());
+  poller.join();
+  ASSERT_TRUE(seen.load()) << "the other gateway never saw the approval";
+  EXPECT_LT(seen_after_ms.load(), 1000);
+  // A revocation is seen the same way; the tool is gone from Active() at once.
+  const int64_t g1 = other->Generation();
+  ASSERT_TRUE(store_->Revoke(t.id, "carol", "leaks").ok());
+  EXPECT_NE(other->Generation(), g1);
+  EXPECT_TRUE(other->Active("team")->empty());
+}
+
+// Gateways proposing new versions of one tool at once: the store's lock
+// row serializes them, so versions are 1..n with no duplicate and no error.
+TEST_P(PgCodeToolStoreTest, ConcurrentProposalsFromSeveralGatewaysGetDistinctVersions) {
+  constexpr int kGateways = 4, kEach = 5;
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int g = 0; g < kGateways; ++g) {
+    threads.emplace_back([&, g] {
+      std::unique_ptr<CodeToolStore> gw = OpenStore();
+      if (gw == nullptr) {
+        ++failures;
+        return;
+      }
+      for (int i = 0; i < kEach; ++i) {
+        Proposal p = Sample();
+        p.code += "// gateway " + std::to_string(g) + " take " + std::to_string(i) + "\n";
+        if (!gw->Propose(p, "bob", "team").ok()) ++failures;
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(failures.load(), 0);
+  auto all = store_->List(std::nullopt, "team");
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->size(), static_cast<size_t>(kGateways * kEach));
+  std::vector<int64_t> versions;
+  for (const CodeTool& t : *all) versions.push_back(t.version);
+  std::sort(versions.begin(), versions.end());
+  for (size_t i = 0; i < versions.size(); ++i) EXPECT_EQ(versions[i], static_cast<int64_t>(i + 1));
+}
+
+TEST_P(PgCodeToolStoreTest, TextWithANulByteIsRefused) {
+  Proposal p = Sample();
+  p.code = std::string("return 1;\0", 10);
+  EXPECT_EQ(store_->Propose(p, "bob", "team").status().code(), StatusCode::kInvalidArgument);
+  CodeTool t = MustPropose(Sample());
+  EXPECT_EQ(store_->Reject(t.id, "alice", std::string("a\0b", 3)).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(store_->Get(std::string("ct_\0", 4)).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(store_->Get(t.id)->state, State::kProposed);
 }
 
 // --- diffs ---------------------------------------------------------------------
@@ -524,7 +667,7 @@ TEST(UnifiedLineDiffTest, LargeInputsFallBackToReplaceAll) {
   EXPECT_NE(d.find("+b2999\n"), std::string::npos);
 }
 
-TEST_F(CodeToolStoreTest, DiffVersionsShowsWhatChanged) {
+TEST_P(CodeToolStoreTest, DiffVersionsShowsWhatChanged) {
   CodeTool v1 = MustPropose(Sample());
   ASSERT_TRUE(store_->Approve(v1.id, "alice", {}).ok());
   Proposal p = Sample();

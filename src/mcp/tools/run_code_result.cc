@@ -126,6 +126,7 @@ json RunResultOutputSchema() {
         {"error_code", {{"type", {"string", "null"}}}},
         {"language", str},
         {"isolation", str},
+        {"runner_host", {{"type", "string"}, {"description", "the runner host that ran it (scale-out only)"}}},
         {"exit_code", {{"type", {"integer", "null"}}}},
         {"signal", {{"type", {"integer", "null"}}}},
         {"stdout", str},

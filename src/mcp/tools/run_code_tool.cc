@@ -274,6 +274,15 @@ StatusOr<json> RunCodeTool::Call(const json& arguments, ToolCallContext& ctx) {
     return CallInSession(arguments, ctx);
   }
   std::vector<runtimes::LanguageInfo> languages = catalog_.Languages();
+  if (languages.empty()) {
+    // No runner answered (the local runner is down, or no runner host is
+    // usable): that is not the caller's unknown language.
+    std::string lang = arguments.is_object() && arguments.contains("language") && arguments["language"].is_string()
+                           ? arguments["language"].get<std::string>()
+                           : "";
+    return RefusedResult(lang, "runner_unavailable",
+                         "no code runner is available right now (none answered); the run was not started");
+  }
   StatusOr<runtimes::RunRequest> request = ParseRunCodeArguments(
       arguments, languages, catalog_.limits(),
       TierRule{.allowed = catalog_.allowed_tiers(), .preferred = catalog_.default_tier()});

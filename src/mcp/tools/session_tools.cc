@@ -107,6 +107,9 @@ StatusOr<json> OpenSessionTool::Call(const json& args, ToolCallContext& ctx) {
     (std::string(key) == "timeout_s" ? request.idle_timeout_s : request.memory_mb) = it->get<uint64_t>();
   }
   const std::vector<runtimes::LanguageInfo> languages = catalog_.Languages();
+  if (languages.empty()) {
+    return SessionErrorResult("runner_unavailable", "no code runner is available right now (none answered)");
+  }
   auto info = std::find_if(languages.begin(), languages.end(),
                            [&](const runtimes::LanguageInfo& l) { return l.name == request.language; });
   if (info == languages.end() || !info->sessions) {

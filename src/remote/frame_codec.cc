@@ -1,0 +1,229 @@
+#include "remote/frame_codec.h"
+
+#include <string>
+
+namespace airlock::remote {
+namespace {
+
+using Json = nlohmann::json;
+
+// Parses an embedded JSON document; the peer's bytes are untrusted.
+StatusOr<Json> ParseEmbedded(const std::string& text, const char* what) {
+  Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return InvalidArgument(std::string(what) + " is not valid JSON");
+  return j;
+}
+
+std::string Dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
+StatusOr<std::string> StringField(const Json& frame, const char* key) {
+  auto it = frame.find(key);
+  if (it == frame.end() || !it->is_string()) {
+    return InvalidArgument(std::string("\"") + key + "\" must be a string");
+  }
+  return it->get<std::string>();
+}
+
+StatusOr<Json> ObjectField(const Json& frame, const char* key) {
+  auto it = frame.find(key);
+  if (it == frame.end() || !it->is_object()) {
+    return InvalidArgument(std::string("\"") + key + "\" must be an object");
+  }
+  return *it;
+}
+
+bool IsId(const Json& j) { return j.is_number_unsigned() || (j.is_number_integer() && j.get<int64_t>() >= 0); }
+
+// Type and id, common to every frame.
+Status Header(const Json& frame, std::string* type, uint64_t* id, bool id_required) {
+  if (!frame.is_object()) return InvalidArgument("a frame must be a JSON object");
+  auto t = frame.find("type");
+  if (t == frame.end() || !t->is_string()) return InvalidArgument("a frame needs a string \"type\"");
+  *type = t->get<std::string>();
+  auto i = frame.find("id");
+  if (i != frame.end() && IsId(*i)) {
+    *id = i->get<uint64_t>();
+  } else if (id_required) {
+    return InvalidArgument("a \"" + *type + "\" frame needs a non-negative integer \"id\"");
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+StatusOr<v1::GatewayMessage> GatewayMessageFromFrame(const Json& frame) {
+  std::string type;
+  uint64_t id = 0;
+  AIRLOCK_RETURN_IF_ERROR(Header(frame, &type, &id, true));
+  v1::GatewayMessage m;
+  m.set_id(id);
+  if (type == "run") {
+    AIRLOCK_ASSIGN_OR_RETURN(Json request, ObjectField(frame, "request"));
+    m.mutable_run()->set_request_json(Dump(request));
+  } else if (type == "cancel") {
+    m.mutable_cancel();
+  } else if (type == "languages") {
+    m.mutable_languages();
+  } else if (type == "ping") {
+    m.mutable_ping();
+  } else if (type == "health") {
+    m.mutable_health();
+  } else if (type == "bridge_reply") {
+    AIRLOCK_ASSIGN_OR_RETURN(std::string f, StringField(frame, "frame"));
+    m.mutable_bridge_reply()->set_frame(std::move(f));
+  } else if (type == "session_open") {
+    AIRLOCK_ASSIGN_OR_RETURN(Json session, ObjectField(frame, "session"));
+    m.mutable_session_open()->set_session_json(Dump(session));
+  } else if (type == "session_close") {
+    AIRLOCK_ASSIGN_OR_RETURN(std::string sid, StringField(frame, "session_id"));
+    m.mutable_session_close()->set_session_id(std::move(sid));
+  } else {
+    return InvalidArgument("unknown gateway frame type \"" + type + "\"");
+  }
+  return m;
+}
+
+StatusOr<Json> FrameFromGatewayMessage(const v1::GatewayMessage& m) {
+  Json out = {{"id", m.id()}};
+  switch (m.kind_case()) {
+    case v1::GatewayMessage::kRun: {
+      AIRLOCK_ASSIGN_OR_RETURN(Json request, ParseEmbedded(m.run().request_json(), "run.request_json"));
+      out["type"] = "run";
+      out["request"] = std::move(request);
+      break;
+    }
+    case v1::GatewayMessage::kCancel:
+      out["type"] = "cancel";
+      break;
+    case v1::GatewayMessage::kLanguages:
+      out["type"] = "languages";
+      break;
+    case v1::GatewayMessage::kPing:
+      out["type"] = "ping";
+      break;
+    case v1::GatewayMessage::kHealth:
+      out["type"] = "health";
+      break;
+    case v1::GatewayMessage::kBridgeReply:
+      out["type"] = "bridge_reply";
+      out["frame"] = m.bridge_reply().frame();
+      break;
+    case v1::GatewayMessage::kSessionOpen: {
+      AIRLOCK_ASSIGN_OR_RETURN(Json session, ParseEmbedded(m.session_open().session_json(), "session_json"));
+      out["type"] = "session_open";
+      out["session"] = std::move(session);
+      break;
+    }
+    case v1::GatewayMessage::kSessionClose:
+      out["type"] = "session_close";
+      out["session_id"] = m.session_close().session_id();
+      break;
+    case v1::GatewayMessage::KIND_NOT_SET:
+      return InvalidArgument("a gateway message without a kind");
+  }
+  return out;
+}
+
+StatusOr<v1::RunnerMessage> RunnerMessageFromFrame(const Json& frame) {
+  std::string type;
+  uint64_t id = 0;
+  AIRLOCK_RETURN_IF_ERROR(Header(frame, &type, &id, /*id_required=*/false));
+  if (type != "hello" && !(frame.contains("id") && IsId(frame["id"]))) {
+    return InvalidArgument("a \"" + type + "\" frame needs a non-negative integer \"id\"");
+  }
+  v1::RunnerMessage m;
+  m.set_id(id);
+  if (type == "hello") {
+    auto pid = frame.find("pid");
+    m.mutable_hello()->set_pid(pid != frame.end() && pid->is_number_integer() ? pid->get<int64_t>() : 0);
+    m.mutable_hello()->set_version(frame.value("version", std::string()));
+  } else if (type == "progress") {
+    AIRLOCK_ASSIGN_OR_RETURN(std::string phase, StringField(frame, "phase"));
+    m.mutable_progress()->set_phase(std::move(phase));
+  } else if (type == "result") {
+    AIRLOCK_ASSIGN_OR_RETURN(Json result, ObjectField(frame, "result"));
+    m.mutable_result()->set_result_json(Dump(result));
+  } else if (type == "languages") {
+    auto list = frame.find("languages");
+    if (list == frame.end() || !list->is_array()) return InvalidArgument("\"languages\" must be an array");
+    for (const Json& l : *list) m.mutable_languages()->add_language_json(Dump(l));
+  } else if (type == "pong") {
+    m.mutable_pong();
+  } else if (type == "health") {
+    AIRLOCK_ASSIGN_OR_RETURN(Json health, ObjectField(frame, "health"));
+    m.mutable_health()->set_health_json(Dump(health));
+  } else if (type == "bridge") {
+    AIRLOCK_ASSIGN_OR_RETURN(std::string f, StringField(frame, "frame"));
+    m.mutable_bridge()->set_frame(std::move(f));
+  } else if (type == "bridge_error") {
+    m.mutable_bridge_error()->set_message(frame.value("message", std::string("the bridge failed")));
+  } else if (type == "session") {
+    auto ok = frame.find("ok");
+    if (ok == frame.end() || !ok->is_boolean()) return InvalidArgument("\"ok\" must be a boolean");
+    m.mutable_session()->set_ok(ok->get<bool>());
+    m.mutable_session()->set_code(frame.value("code", std::string()));
+    m.mutable_session()->set_message(frame.value("message", std::string()));
+  } else {
+    return InvalidArgument("unknown runner frame type \"" + type + "\"");
+  }
+  return m;
+}
+
+StatusOr<Json> FrameFromRunnerMessage(const v1::RunnerMessage& m) {
+  Json out = {{"id", m.id()}};
+  switch (m.kind_case()) {
+    case v1::RunnerMessage::kHello:
+      out = {{"type", "hello"}, {"pid", m.hello().pid()}, {"version", m.hello().version()}};
+      break;
+    case v1::RunnerMessage::kProgress:
+      out["type"] = "progress";
+      out["phase"] = m.progress().phase();
+      break;
+    case v1::RunnerMessage::kResult: {
+      AIRLOCK_ASSIGN_OR_RETURN(Json result, ParseEmbedded(m.result().result_json(), "result_json"));
+      out["type"] = "result";
+      out["result"] = std::move(result);
+      break;
+    }
+    case v1::RunnerMessage::kLanguages: {
+      Json list = Json::array();
+      for (const std::string& l : m.languages().language_json()) {
+        AIRLOCK_ASSIGN_OR_RETURN(Json info, ParseEmbedded(l, "language_json"));
+        list.push_back(std::move(info));
+      }
+      out["type"] = "languages";
+      out["languages"] = std::move(list);
+      break;
+    }
+    case v1::RunnerMessage::kPong:
+      out["type"] = "pong";
+      break;
+    case v1::RunnerMessage::kHealth: {
+      AIRLOCK_ASSIGN_OR_RETURN(Json health, ParseEmbedded(m.health().health_json(), "health_json"));
+      out["type"] = "health";
+      out["health"] = std::move(health);
+      break;
+    }
+    case v1::RunnerMessage::kBridge:
+      out["type"] = "bridge";
+      out["frame"] = m.bridge().frame();
+      break;
+    case v1::RunnerMessage::kBridgeError:
+      out["type"] = "bridge_error";
+      out["message"] = m.bridge_error().message();
+      break;
+    case v1::RunnerMessage::kSession:
+      out["type"] = "session";
+      out["ok"] = m.session().ok();
+      if (!m.session().ok()) {
+        out["code"] = m.session().code();
+        out["message"] = m.session().message();
+      }
+      break;
+    case v1::RunnerMessage::KIND_NOT_SET:
+      return InvalidArgument("a runner message without a kind");
+  }
+  return out;
+}
+
+}  // namespace airlock::remote

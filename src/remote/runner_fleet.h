@@ -1,0 +1,121 @@
+// The gateway's runner hosts (issue 22): a CodeExecutor over several remote
+// runner hosts, each driven by its own runner::RunnerClient over a
+// remote_link.h stream.
+//
+// Placement: a run goes to the least loaded host ((in flight + queued) /
+// capacity, then fewest runs placed) among those that are connected, passed
+// their last health check and offer the run's language in its tier. A
+// session is opened on a host picked the same way and every later cell and
+// the close go to that host (sessions stick to their host).
+//
+// Health: every host is pinged each health_interval. A host that does not
+// answer within health_timeout is taken out: its connection is dropped, so
+// its runs in flight fail at once with runner_unavailable, and placement
+// skips it until it answers again (RunnerClient reconnects with backoff). A
+// host whose process dies is noticed sooner: its stream breaks and the same
+// happens without waiting for a ping. New runs go to the other hosts.
+//
+// Discovery: a static list, and/or a DNS name (a Kubernetes headless
+// Service) resolved every dns_refresh; addresses that appear are connected,
+// those that disappear take no new runs and are closed once idle.
+//
+// There is no fallback: with no usable host, Run() returns
+// runner_unavailable and nothing runs in this process.
+//
+//   RunnerFleet fleet(FleetOptions{.hosts = {"10.0.0.7:7700"}, .tls = tls, ...});
+//   fleet.Start();
+//   RunResult r = fleet.Run(request, progress, cancel);  // r.runner_host says where
+#ifndef AIRLOCK_REMOTE_RUNNER_FLEET_H_
+#define AIRLOCK_REMOTE_RUNNER_FLEET_H_
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/frame.h"
+#include "remote/tls_files.h"
+#include "runner/runner_backend.h"
+#include "runner/runner_client.h"
+
+namespace airlock::remote {
+
+struct FleetOptions {
+  std::vector<std::string> hosts;  // HOST:PORT
+  std::string dns;                 // NAME:PORT; "" = none
+  std::chrono::milliseconds dns_refresh{10000};
+  TlsFiles tls;
+  std::string server_name;  // expected name in the hosts' certificates; "" = each address's host
+  std::chrono::milliseconds health_interval{1000};
+  std::chrono::milliseconds health_timeout{2000};
+  std::chrono::milliseconds connect_timeout{3000};
+  size_t max_concurrent_per_host = 4;
+  size_t max_queue_per_host = 16;
+  size_t max_frame_bytes = kDefaultMaxFrameBytes;
+  // Makes the client of one host; default: a RunnerClient over
+  // ConnectRunnerHost with the options above. Tests inject their own.
+  std::function<std::unique_ptr<runner::RunnerClient>(const std::string& address)> make_client;
+};
+
+class RunnerFleet : public runner::RunnerBackend {
+ public:
+  explicit RunnerFleet(FleetOptions options);
+  ~RunnerFleet() override;  // Stop()
+
+  RunnerFleet(const RunnerFleet&) = delete;
+  RunnerFleet& operator=(const RunnerFleet&) = delete;
+
+  // Connects to every host and runs one health round; OK once one host is
+  // usable, Unavailable otherwise (it keeps trying in the background).
+  Status Start() override;
+  void Stop() override;
+
+  runtimes::RunResult Run(const runtimes::RunRequest& request, const runtimes::ProgressFn& progress,
+                          CancelToken& cancel, runtimes::BridgeHandler* bridge = nullptr) override;
+  // The union over usable hosts (tiers merged).
+  std::vector<runtimes::LanguageInfo> Languages() override;
+  Status OpenSession(const runtimes::SessionSpec& spec) override;
+  Status CloseSession(const std::string& id) override;
+  // {up, remote: true, in_flight, queued, max_concurrent, restarts, hosts: [{address, up, healthy,
+  //  in_flight, queued, max_concurrent, runs, sessions, error, pool, ...}]}; from the last
+  // health round, never blocking on a host.
+  nlohmann::json Health() override;
+
+  // Addresses of the hosts currently usable, for tests and logs.
+  std::vector<std::string> UsableHosts();
+
+ private:
+  struct Host;
+
+  std::unique_ptr<runner::RunnerClient> MakeClient(const std::string& address);
+  // Adds hosts for new addresses and retires those no longer listed.
+  void Reconcile(const std::vector<std::string>& addresses);
+  std::vector<std::string> Addresses();  // static list + DNS
+  void HealthRound();
+  void BackgroundLoop();
+  // The best usable host for `language` in `tier`; null if none.
+  std::shared_ptr<Host> Pick(const std::string& language, const std::string& tier);
+  std::string NoHostMessage(const std::string& language, const std::string& tier);
+
+  const FleetOptions options_;
+  std::shared_ptr<grpc::ChannelCredentials> credentials_;
+
+  std::mutex mu_;  // guards everything below
+  std::condition_variable stop_cv_;
+  bool stopping_ = false;
+  bool started_ = false;
+  std::vector<std::shared_ptr<Host>> hosts_;
+  std::map<std::string, std::shared_ptr<Host>> sessions_;  // session id -> its host
+  std::chrono::steady_clock::time_point next_dns_{};
+  std::thread background_;
+};
+
+}  // namespace airlock::remote
+
+#endif  // AIRLOCK_REMOTE_RUNNER_FLEET_H_

@@ -1,0 +1,160 @@
+#include "remote/runner_host_server.h"
+
+#include <sys/socket.h>
+
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include <grpcpp/grpcpp.h>
+
+#include "base/frame.h"
+#include "base/unique_fd.h"
+#include "remote/frame_codec.h"
+#include "remote/runner_host.grpc.pb.h"
+
+namespace airlock::remote {
+namespace {
+
+void Log(const std::string& message) { std::fprintf(stderr, "airlock: runner host: %s\n", message.c_str()); }
+
+using Stream = grpc::ServerReaderWriter<v1::RunnerMessage, v1::GatewayMessage>;
+
+}  // namespace
+
+class RunnerHostServer::Service final : public v1::RunnerHost::Service {
+ public:
+  Service(runtimes::CodeExecutor& executor, const RunnerHostOptions& options, std::atomic<size_t>& streams)
+      : executor_(executor), options_(options.runner), max_streams_(options.max_streams), streams_(streams) {}
+
+  grpc::Status Channel(grpc::ServerContext* context, Stream* stream) override {
+    const std::string who = PeerCommonName(*context->auth_context()) + "@" + context->peer();
+    if (streams_.fetch_add(1) >= max_streams_) {
+      streams_.fetch_sub(1);
+      Log("refusing gateway " + who + ": " + std::to_string(max_streams_) + " connections already open");
+      return {grpc::StatusCode::RESOURCE_EXHAUSTED, "this runner host has too many gateway connections"};
+    }
+    struct Count {
+      std::atomic<size_t>& n;
+      ~Count() { n.fetch_sub(1); }
+    } count{streams_};
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+      return {grpc::StatusCode::INTERNAL, "socketpair failed"};
+    }
+    UniqueFd ours(sv[0]);
+    UniqueFd theirs(sv[1]);
+    Log("gateway " + who + " connected");
+    const size_t max_frame = options_.max_frame_bytes;
+    // The sessions this stream opened: closed when it ends, so a gateway
+    // that dies leaves no session jail behind (its sessions are lost with
+    // it, as they are when a local runner restarts).
+    std::mutex sessions_mu;
+    std::map<uint64_t, std::string> opening;  // request id -> session id
+    std::set<std::string> sessions;
+
+    // The stream's own runner loop: the same code a local runner runs.
+    std::thread runner([&] {
+      runner::RunnerMain(theirs.get(), executor_, options_);
+      shutdown(theirs.get(), SHUT_RDWR);  // the pump below sees EOF
+    });
+    // Runner -> gateway. Keeps draining after a failed Write so the runner
+    // loop never blocks on a full socket while it cancels its runs.
+    std::thread up([&] {
+      bool writable = true;
+      for (;;) {
+        StatusOr<nlohmann::json> frame = ReadJsonFrame(ours.get(), max_frame);
+        if (!frame.ok()) {
+          if (frame.status().code() == StatusCode::kInvalidArgument) continue;
+          break;
+        }
+        StatusOr<v1::RunnerMessage> m = RunnerMessageFromFrame(*frame);
+        if (!m.ok()) {
+          Log("dropping a frame for " + who + ": " + m.status().message());
+          continue;
+        }
+        if (m->has_session()) {
+          std::lock_guard<std::mutex> lock(sessions_mu);
+          auto it = opening.find(m->id());
+          if (it != opening.end()) {
+            if (m->session().ok()) sessions.insert(it->second);
+            opening.erase(it);
+          }
+        }
+        if (writable && !stream->Write(*m)) writable = false;
+      }
+    });
+    // Gateway -> runner, on this thread, until the gateway's side ends.
+    v1::GatewayMessage in;
+    while (stream->Read(&in)) {
+      StatusOr<nlohmann::json> frame = FrameFromGatewayMessage(in);
+      if (!frame.ok()) {
+        Log("dropping a message from " + who + ": " + frame.status().message());
+        continue;
+      }
+      if (in.has_session_open()) {
+        std::lock_guard<std::mutex> lock(sessions_mu);
+        opening[in.id()] = (*frame)["session"].value("id", std::string());
+      } else if (in.has_session_close()) {
+        std::lock_guard<std::mutex> lock(sessions_mu);
+        sessions.erase(in.session_close().session_id());
+      }
+      if (!WriteJsonFrame(ours.get(), *frame, max_frame).ok()) break;
+    }
+    // EOF for the runner loop: it cancels this stream's runs, waits for them
+    // and returns; then the pump drains and ends.
+    shutdown(ours.get(), SHUT_WR);
+    runner.join();
+    up.join();
+    for (const std::string& id : sessions) {
+      if (executor_.CloseSession(id).ok()) Log("closed session " + id + " of gateway " + who);
+    }
+    Log("gateway " + who + (context->IsCancelled() ? " went away" : " disconnected"));
+    return grpc::Status::OK;
+  }
+
+ private:
+  runtimes::CodeExecutor& executor_;
+  const runner::RunnerOptions options_;
+  const size_t max_streams_;
+  std::atomic<size_t>& streams_;
+};
+
+StatusOr<std::unique_ptr<RunnerHostServer>> RunnerHostServer::Start(runtimes::CodeExecutor& executor,
+                                                                    RunnerHostOptions options) {
+  std::unique_ptr<RunnerHostServer> s(new RunnerHostServer());
+  s->service_ = std::make_unique<Service>(executor, options, s->streams_);
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(options.listen, ServerCredentials(options.tls), &s->port_);
+  builder.RegisterService(s->service_.get());
+  const int max_message = static_cast<int>(std::min<size_t>(options.runner.max_frame_bytes + (1u << 16), INT32_MAX));
+  builder.SetMaxReceiveMessageSize(max_message);
+  builder.SetMaxSendMessageSize(max_message);
+  // Gateways ping idle connections (remote_link.cc); accept that rate.
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 5000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 10000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 5000);
+  grpc::ResourceQuota quota("airlock-runner-host");
+  quota.SetMaxThreads(static_cast<int>(options.max_streams * 2 + 8));
+  builder.SetResourceQuota(quota);
+  s->server_ = builder.BuildAndStart();
+  if (!s->server_ || s->port_ == 0) {
+    return FailedPrecondition("cannot listen on " + options.listen + " (address in use or not local?)");
+  }
+  return s;
+}
+
+RunnerHostServer::~RunnerHostServer() { Shutdown(std::chrono::milliseconds(0)); }
+
+void RunnerHostServer::Shutdown(std::chrono::milliseconds grace) {
+  if (shut_down_ || !server_) return;
+  shut_down_ = true;
+  server_->Shutdown(std::chrono::system_clock::now() + grace);
+  server_->Wait();
+}
+
+}  // namespace airlock::remote

@@ -1,0 +1,427 @@
+// The runner-host protocol end to end, without jails: a real gRPC server with
+// mutual TLS (certificates made by openssl for each test binary run), a fake
+// executor behind it, and the gateway's RunnerClient / RunnerFleet in front.
+#include <poll.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <set>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "remote/frame_codec.h"
+#include "remote/remote_link.h"
+#include "remote/runner_fleet.h"
+#include "remote/runner_host_server.h"
+#include "remote/slot_limited_executor.h"
+#include "remote/tls_files.h"
+#include "runner/runner_client.h"
+
+namespace airlock::remote {
+namespace {
+
+using nlohmann::json;
+using runtimes::RunRequest;
+using runtimes::RunResult;
+using runtimes::RunStatus;
+using namespace std::chrono_literals;
+
+// "sleep N": waits N ms or until cancelled; anything else is echoed.
+class EchoExecutor : public runtimes::CodeExecutor {
+ public:
+  RunResult Run(const RunRequest& request, const runtimes::ProgressFn& progress, CancelToken& cancel,
+                runtimes::BridgeHandler*) override {
+    ++started;
+    progress(runtimes::RunPhase::kRunning);
+    RunResult r;
+    r.language = request.language;
+    r.status = RunStatus::kOk;
+    r.exit_code = 0;
+    if (request.code.rfind("sleep ", 0) == 0) {
+      pollfd p{cancel.fd(), POLLIN, 0};
+      poll(&p, 1, std::stoi(request.code.substr(6)));
+      if (cancel.cancelled()) {
+        ++cancelled;
+        r.status = RunStatus::kKilledSignal;
+        r.signal = 9;
+      }
+    }
+    r.stdout_text = request.session_id.empty() ? request.code : request.session_id + ":" + request.code;
+    return r;
+  }
+  std::vector<runtimes::LanguageInfo> Languages() override {
+    runtimes::LanguageInfo l;
+    l.name = "python";
+    l.tiers = {"native"};
+    l.sessions = true;
+    return {l};
+  }
+  Status OpenSession(const runtimes::SessionSpec& spec) override {
+    std::lock_guard<std::mutex> lock(mu);
+    sessions.insert(spec.id);
+    return OkStatus();
+  }
+  Status CloseSession(const std::string& id) override {
+    std::lock_guard<std::mutex> lock(mu);
+    return sessions.erase(id) ? OkStatus() : NotFound("no such session");
+  }
+
+  std::atomic<int> started{0}, cancelled{0};
+  std::mutex mu;
+  std::set<std::string> sessions;
+};
+
+// Two CAs, with a server and a client certificate from each.
+class Pki {
+ public:
+  Pki() {
+    dir_ = std::filesystem::temp_directory_path() / ("airlock-pki-" + std::to_string(getpid()));
+    std::filesystem::create_directories(dir_);
+    const std::string d = dir_.string();
+    std::string script = "set -e\ncd " + d + "\nexec >/dev/null 2>&1\n";
+    for (const char* ca : {"ca1", "ca2"}) {
+      const std::string c = ca;
+      script += "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=" + c +
+                " -keyout " + c + ".key -out " + c + ".pem\n";
+      for (const char* who : {"server", "client"}) {
+        const std::string w = c + "-" + who;
+        script += "openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=" + std::string(who) +
+                  " -keyout " + w + ".key -out " + w + ".csr\n";
+        script += "printf 'subjectAltName=DNS:airlock-runner-host,IP:127.0.0.1\\nextendedKeyUsage=serverAuth,clientAuth\\n' > " +
+                  w + ".ext\n";
+        script += "openssl x509 -req -in " + w + ".csr -CA " + c + ".pem -CAkey " + c + ".key -CAcreateserial -days 2 -out " +
+                  w + ".pem -extfile " + w + ".ext\n";
+      }
+    }
+    std::ofstream(d + "/make.sh") << script;
+    ok_ = std::system(("bash " + d + "/make.sh").c_str()) == 0;
+  }
+  ~Pki() { std::filesystem::remove_all(dir_); }
+  bool ok() const { return ok_; }
+  // ca: "ca1"/"ca2" to trust; who: e.g. "ca1-server".
+  TlsFiles Files(const std::string& ca, const std::string& who) const {
+    const std::string d = dir_.string() + "/";
+    StatusOr<TlsFiles> t = ReadTlsFiles(d + ca + ".pem", d + who + ".pem", d + who + ".key");
+    EXPECT_TRUE(t.ok()) << t.status().ToString();
+    return t.ok() ? *t : TlsFiles{};
+  }
+
+ private:
+  std::filesystem::path dir_;
+  bool ok_ = false;
+};
+
+const Pki& SharedPki() {
+  static const Pki pki;  // made once per test process, removed at its exit
+  return pki;
+}
+
+struct Host {
+  EchoExecutor executor;
+  std::unique_ptr<RunnerHostServer> server;
+  std::string address;
+
+  explicit Host(const TlsFiles& tls) {
+    StatusOr<std::unique_ptr<RunnerHostServer>> s =
+        RunnerHostServer::Start(executor, {.listen = "127.0.0.1:0", .tls = tls, .runner = {}, .max_streams = 8});
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    if (s.ok()) {
+      server = std::move(s).value();
+      address = "127.0.0.1:" + std::to_string(server->port());
+    }
+  }
+};
+
+std::unique_ptr<runner::RunnerClient> ClientFor(const std::string& address, const TlsFiles& tls) {
+  runner::RunnerClientOptions ro;
+  ro.max_concurrent = 8;
+  ro.start_timeout = 3s;
+  ro.restart_backoff_min = 100ms;
+  ro.restart_backoff_max = 300ms;
+  LinkOptions lo{.address = address,
+                 .credentials = ClientCredentials(tls),
+                 .server_name = "airlock-runner-host",
+                 .connect_timeout = 2000ms};
+  ro.spawn = [lo] { return ConnectRunnerHost(lo); };
+  return std::make_unique<runner::RunnerClient>(ro);
+}
+
+RunRequest Req(const std::string& code) {
+  RunRequest r;
+  r.language = "python";
+  r.code = code;
+  return r;
+}
+
+class RemoteRunnerTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(SharedPki().ok()) << "openssl could not make the test certificates"; }
+};
+
+TEST(FrameCodecTest, EveryGatewayFrameRoundTrips) {
+  const std::vector<json> frames = {
+      {{"type", "run"}, {"id", 1}, {"request", {{"language", "python"}, {"code", "print(1)"}}}},
+      {{"type", "cancel"}, {"id", 2}},
+      {{"type", "languages"}, {"id", 3}},
+      {{"type", "ping"}, {"id", 4}},
+      {{"type", "health"}, {"id", 5}},
+      {{"type", "bridge_reply"}, {"id", 6}, {"frame", "{\"ok\":true}"}},
+      {{"type", "session_open"}, {"id", 7}, {"session", {{"id", "s_1"}, {"language", "python"}}}},
+      {{"type", "session_close"}, {"id", 8}, {"session_id", "s_1"}},
+  };
+  for (const json& f : frames) {
+    StatusOr<v1::GatewayMessage> m = GatewayMessageFromFrame(f);
+    ASSERT_TRUE(m.ok()) << f.dump() << ": " << m.status().ToString();
+    StatusOr<json> back = FrameFromGatewayMessage(*m);
+    ASSERT_TRUE(back.ok());
+    EXPECT_EQ(*back, f);
+  }
+}
+
+TEST(FrameCodecTest, EveryRunnerFrameRoundTrips) {
+  const std::vector<json> frames = {
+      {{"type", "hello"}, {"pid", 42}, {"version", "0.1.0"}},
+      {{"type", "progress"}, {"id", 1}, {"phase", "running"}},
+      {{"type", "result"}, {"id", 1}, {"result", {{"status", "ok"}, {"stdout", "hi"}}}},
+      {{"type", "languages"}, {"id", 2}, {"languages", json::array({{{"name", "python"}}})}},
+      {{"type", "pong"}, {"id", 3}},
+      {{"type", "health"}, {"id", 4}, {"health", {{"sessions", 0}}}},
+      {{"type", "bridge"}, {"id", 5}, {"frame", "{\"call\":1}"}},
+      {{"type", "bridge_error"}, {"id", 5}, {"message", "bad frame"}},
+      {{"type", "session"}, {"id", 6}, {"ok", true}},
+      {{"type", "session"}, {"id", 7}, {"ok", false}, {"code", "NOT_FOUND"}, {"message", "no such session"}},
+  };
+  for (const json& f : frames) {
+    StatusOr<v1::RunnerMessage> m = RunnerMessageFromFrame(f);
+    ASSERT_TRUE(m.ok()) << f.dump() << ": " << m.status().ToString();
+    StatusOr<json> back = FrameFromRunnerMessage(*m);
+    ASSERT_TRUE(back.ok());
+    EXPECT_EQ(*back, f);
+  }
+}
+
+TEST(FrameCodecTest, RefusesWhatItDoesNotKnow) {
+  EXPECT_FALSE(GatewayMessageFromFrame({{"type", "exec"}, {"id", 1}}).ok());
+  EXPECT_FALSE(GatewayMessageFromFrame({{"type", "run"}, {"id", 1}, {"request", "not an object"}}).ok());
+  EXPECT_FALSE(GatewayMessageFromFrame({{"type", "cancel"}}).ok());  // no id
+  EXPECT_FALSE(RunnerMessageFromFrame({{"type", "result"}, {"id", 1}}).ok());
+  v1::RunnerMessage bad;
+  bad.set_id(1);
+  bad.mutable_result()->set_result_json("{not json");
+  EXPECT_FALSE(FrameFromRunnerMessage(bad).ok());
+  EXPECT_FALSE(FrameFromGatewayMessage(v1::GatewayMessage()).ok());
+}
+
+TEST_F(RemoteRunnerTest, RunsProgressLanguagesSessionsAndCancelCrossTheLink) {
+  Host host(SharedPki().Files("ca1", "ca1-server"));
+  auto client = ClientFor(host.address, SharedPki().Files("ca1", "ca1-client"));
+  ASSERT_TRUE(client->Start().ok());
+  EXPECT_EQ(host.server->streams(), 1u);
+
+  std::vector<runtimes::RunPhase> phases;
+  CancelToken none;
+  RunResult r = client->Run(Req("hello"), [&](runtimes::RunPhase p) { phases.push_back(p); }, none);
+  EXPECT_EQ(r.status, RunStatus::kOk) << r.message;
+  EXPECT_EQ(r.stdout_text, "hello");
+  EXPECT_NE(std::find(phases.begin(), phases.end(), runtimes::RunPhase::kRunning), phases.end());
+
+  std::vector<runtimes::LanguageInfo> langs = client->Languages();
+  ASSERT_EQ(langs.size(), 1u);
+  EXPECT_EQ(langs[0].name, "python");
+
+  ASSERT_TRUE(client->OpenSession({.id = "s_abc", .language = "python"}).ok());
+  RunRequest cell = Req("x = 1");
+  cell.session_id = "s_abc";
+  EXPECT_EQ(client->Run(cell, nullptr, none).stdout_text, "s_abc:x = 1");
+  EXPECT_TRUE(client->CloseSession("s_abc").ok());
+  EXPECT_EQ(client->CloseSession("s_abc").code(), StatusCode::kNotFound);
+
+  CancelToken cancel;
+  auto start = std::chrono::steady_clock::now();
+  auto pending = std::async(std::launch::async, [&] { return client->Run(Req("sleep 20000"), nullptr, cancel); });
+  std::this_thread::sleep_for(200ms);
+  cancel.Cancel();
+  RunResult c = pending.get();
+  EXPECT_EQ(c.error_code, "cancelled");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+  EXPECT_EQ(host.executor.cancelled.load(), 1);
+  client->Stop();
+}
+
+TEST_F(RemoteRunnerTest, AGatewayWithACertificateFromAnotherCaIsRefused) {
+  Host host(SharedPki().Files("ca1", "ca1-server"));
+  // Trusts the right CA for the server, but presents a client cert of CA2.
+  TlsFiles wrong = SharedPki().Files("ca1", "ca2-client");
+  auto client = ClientFor(host.address, wrong);
+  EXPECT_FALSE(client->Start().ok());
+  CancelToken none;
+  RunResult r = client->Run(Req("hello"), nullptr, none);
+  EXPECT_EQ(r.error_code, "runner_unavailable") << r.message;
+  EXPECT_EQ(host.executor.started.load(), 0);
+  EXPECT_EQ(host.server->streams(), 0u);
+  client->Stop();
+}
+
+TEST_F(RemoteRunnerTest, ARunnerHostWithACertificateFromAnotherCaIsRefused) {
+  Host impostor(SharedPki().Files("ca2", "ca2-server"));
+  auto client = ClientFor(impostor.address, SharedPki().Files("ca1", "ca1-client"));
+  Status st = client->Start();
+  EXPECT_FALSE(st.ok());
+  CancelToken none;
+  EXPECT_EQ(client->Run(Req("hello"), nullptr, none).error_code, "runner_unavailable");
+  EXPECT_EQ(impostor.executor.started.load(), 0);
+  client->Stop();
+}
+
+TEST_F(RemoteRunnerTest, LosingTheHostFailsItsRunsInFlightAtOnce) {
+  Host host(SharedPki().Files("ca1", "ca1-server"));
+  auto client = ClientFor(host.address, SharedPki().Files("ca1", "ca1-client"));
+  ASSERT_TRUE(client->Start().ok());
+  CancelToken none;
+  auto pending = std::async(std::launch::async, [&] { return client->Run(Req("sleep 30000"), nullptr, none); });
+  while (host.executor.started.load() == 0) std::this_thread::sleep_for(10ms);
+  const auto start = std::chrono::steady_clock::now();
+  host.server->Shutdown(0ms);
+  RunResult r = pending.get();
+  EXPECT_EQ(r.error_code, "runner_unavailable") << r.message;
+  EXPECT_NE(r.message.find("runner host"), std::string::npos) << r.message;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+  client->Stop();
+}
+
+TEST_F(RemoteRunnerTest, SlotsBoundRunsFromEveryCaller) {
+  EchoExecutor inner;
+  SlotLimitedExecutor bounded(inner, 1);
+  CancelToken none;
+  auto first = std::async(std::launch::async, [&] { return bounded.Run(Req("sleep 400"), [](auto) {}, none); });
+  while (inner.started.load() == 0) std::this_thread::sleep_for(5ms);
+  std::vector<runtimes::RunPhase> phases;
+  auto second = std::async(std::launch::async, [&] {
+    return bounded.Run(Req("b"), [&](runtimes::RunPhase p) { phases.push_back(p); }, none);
+  });
+  std::this_thread::sleep_for(100ms);
+  EXPECT_EQ(inner.started.load(), 1);  // still waiting for the slot
+  EXPECT_EQ(first.get().status, RunStatus::kOk);
+  EXPECT_EQ(second.get().stdout_text, "b");
+  ASSERT_FALSE(phases.empty());
+  EXPECT_EQ(phases.front(), runtimes::RunPhase::kQueued);
+  CancelToken cancel;
+  auto held = std::async(std::launch::async, [&] { return bounded.Run(Req("sleep 5000"), [](auto) {}, none); });
+  while (inner.started.load() < 3) std::this_thread::sleep_for(5ms);
+  auto waiting = std::async(std::launch::async, [&] { return bounded.Run(Req("c"), [](auto) {}, cancel); });
+  std::this_thread::sleep_for(50ms);
+  cancel.Cancel();
+  EXPECT_EQ(waiting.get().error_code, "cancelled");
+  none.Cancel();
+  held.get();
+}
+
+FleetOptions FleetFor(const std::vector<std::string>& hosts) {
+  FleetOptions o;
+  o.hosts = hosts;
+  o.tls = SharedPki().Files("ca1", "ca1-client");
+  o.server_name = "airlock-runner-host";
+  o.health_interval = 100ms;
+  o.health_timeout = 1000ms;
+  o.connect_timeout = 2000ms;
+  o.max_concurrent_per_host = 4;
+  return o;
+}
+
+TEST_F(RemoteRunnerTest, FleetSpreadsRunsAndSessionsStickToTheirHost) {
+  Host a(SharedPki().Files("ca1", "ca1-server"));
+  Host b(SharedPki().Files("ca1", "ca1-server"));
+  RunnerFleet fleet(FleetFor({a.address, b.address}));
+  ASSERT_TRUE(fleet.Start().ok());
+  EXPECT_EQ(fleet.UsableHosts().size(), 2u);
+  std::set<std::string> used;
+  CancelToken none;
+  for (int i = 0; i < 6; ++i) {
+    RunResult r = fleet.Run(Req("r" + std::to_string(i)), nullptr, none);
+    EXPECT_EQ(r.status, RunStatus::kOk) << r.message;
+    used.insert(r.runner_host);
+  }
+  EXPECT_EQ(used, (std::set<std::string>{a.address, b.address}));
+
+  ASSERT_TRUE(fleet.OpenSession({.id = "s_1", .language = "python"}).ok());
+  std::set<std::string> session_hosts;
+  for (int i = 0; i < 4; ++i) {
+    RunRequest cell = Req("c");
+    cell.session_id = "s_1";
+    RunResult r = fleet.Run(cell, nullptr, none);
+    EXPECT_EQ(r.stdout_text, "s_1:c");
+    session_hosts.insert(r.runner_host);
+  }
+  EXPECT_EQ(session_hosts.size(), 1u);
+  EXPECT_TRUE(fleet.CloseSession("s_1").ok());
+  RunRequest gone = Req("c");
+  gone.session_id = "s_1";
+  EXPECT_EQ(fleet.Run(gone, nullptr, none).error_code, "E_SESSION_NOT_FOUND");
+
+  RunRequest cobol = Req("x");
+  cobol.language = "cobol";
+  RunResult nope = fleet.Run(cobol, nullptr, none);
+  EXPECT_EQ(nope.error_code, "runner_unavailable");
+  EXPECT_NE(nope.message.find("none of them offers it"), std::string::npos) << nope.message;
+
+  json h = fleet.Health();
+  EXPECT_TRUE(h["up"].get<bool>());
+  EXPECT_EQ(h["hosts"].size(), 2u);
+  fleet.Stop();
+}
+
+TEST_F(RemoteRunnerTest, FleetLosesOneHostOnlyItsRunsFailAndNewRunsGoElsewhere) {
+  Host a(SharedPki().Files("ca1", "ca1-server"));
+  auto b = std::make_unique<Host>(SharedPki().Files("ca1", "ca1-server"));
+  const std::string b_address = b->address;
+  RunnerFleet fleet(FleetFor({a.address, b_address}));
+  ASSERT_TRUE(fleet.Start().ok());
+  CancelToken none;
+  std::vector<std::future<RunResult>> runs;
+  for (int i = 0; i < 4; ++i) {
+    runs.push_back(std::async(std::launch::async, [&] { return fleet.Run(Req("sleep 1500"), nullptr, none); }));
+  }
+  while (a.executor.started.load() + b->executor.started.load() < 4) std::this_thread::sleep_for(10ms);
+  ASSERT_GT(b->executor.started.load(), 0);
+  ASSERT_GT(a.executor.started.load(), 0);
+  b->server->Shutdown(0ms);
+  int ok = 0, unavailable = 0;
+  for (auto& f : runs) {
+    RunResult r = f.get();
+    if (r.status == RunStatus::kOk) {
+      ++ok;
+      EXPECT_EQ(r.runner_host, a.address);
+    } else {
+      EXPECT_EQ(r.error_code, "runner_unavailable") << r.message;
+      EXPECT_EQ(r.runner_host, b_address);
+      ++unavailable;
+    }
+  }
+  EXPECT_EQ(ok, a.executor.started.load());
+  EXPECT_EQ(unavailable, 4 - ok);
+  b.reset();
+  for (int i = 0; i < 5; ++i) {
+    RunResult r = fleet.Run(Req("after"), nullptr, none);
+    EXPECT_EQ(r.status, RunStatus::kOk) << r.message;
+    EXPECT_EQ(r.runner_host, a.address);
+  }
+  fleet.Stop();
+}
+
+TEST_F(RemoteRunnerTest, FleetWithNoHostRefusesAndNeverRunsLocally) {
+  RunnerFleet fleet(FleetFor({"127.0.0.1:1"}));  // nothing listens there
+  EXPECT_FALSE(fleet.Start().ok());
+  CancelToken none;
+  RunResult r = fleet.Run(Req("print(1)"), nullptr, none);
+  EXPECT_EQ(r.error_code, "runner_unavailable");
+  EXPECT_FALSE(fleet.Health()["up"].get<bool>());
+}
+
+}  // namespace
+}  // namespace airlock::remote
