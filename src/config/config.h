@@ -169,7 +169,9 @@ struct RunnerConfig {
   uint64_t health_interval_ms = 1000;  // a ping to every host this often
   uint64_t health_timeout_ms = 2000;   // no answer within this: the host is taken out
   uint64_t connect_timeout_ms = 3000;
-  // Runs in flight on one host (0: the host's own max_concurrent_runs).
+  // Runs this gateway keeps in flight on one host (0: its own
+  // server.max_concurrent_runs); the host bounds all gateways together
+  // (`runner-host --max-concurrent`).
   uint64_t max_concurrent_per_host = 0;
 
   bool remote() const { return !hosts.empty() || !dns.empty(); }

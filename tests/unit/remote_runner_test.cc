@@ -254,6 +254,24 @@ TEST_F(RemoteRunnerTest, RunsProgressLanguagesSessionsAndCancelCrossTheLink) {
   client->Stop();
 }
 
+TEST_F(RemoteRunnerTest, AGatewayThatGoesAwayLeavesNoSessionBehind) {
+  Host host(SharedPki().Files("ca1", "ca1-server"));
+  auto client = ClientFor(host.address, SharedPki().Files("ca1", "ca1-client"));
+  ASSERT_TRUE(client->Start().ok());
+  ASSERT_TRUE(client->OpenSession({.id = "s_kept", .language = "python"}).ok());
+  ASSERT_TRUE(client->OpenSession({.id = "s_closed", .language = "python"}).ok());
+  ASSERT_TRUE(client->CloseSession("s_closed").ok());
+  {
+    std::lock_guard<std::mutex> lock(host.executor.mu);
+    EXPECT_EQ(host.executor.sessions, (std::set<std::string>{"s_kept"}));
+  }
+  client->Stop();  // the stream ends as it does when a gateway dies
+  for (int i = 0; i < 200 && host.server->streams() > 0; ++i) std::this_thread::sleep_for(10ms);
+  EXPECT_EQ(host.server->streams(), 0u);
+  std::lock_guard<std::mutex> lock(host.executor.mu);
+  EXPECT_TRUE(host.executor.sessions.empty()) << "the runner host kept a session of a gateway that left";
+}
+
 TEST_F(RemoteRunnerTest, AGatewayWithACertificateFromAnotherCaIsRefused) {
   Host host(SharedPki().Files("ca1", "ca1-server"));
   // Trusts the right CA for the server, but presents a client cert of CA2.
