@@ -43,6 +43,39 @@ struct StoredTool {
 // The columns of StoredTool, in its order, for SELECTs.
 extern const char kStoredToolColumns[];
 
+// Fills a StoredTool from a row selected with kStoredToolColumns, in that
+// order: `text()` and `integer()` each read the next column. The one place
+// besides kStoredToolColumns that knows the order; both stores use it.
+template <typename TextFn, typename IntegerFn>
+StoredTool ReadStoredColumns(TextFn text, IntegerFn integer) {
+  StoredTool s;
+  s.id = text();
+  s.endpoint = text();
+  s.name = text();
+  s.version = integer();
+  s.description = text();
+  s.language = text();
+  s.code = text();
+  s.input_schema = text();
+  s.connectors = text();
+  s.tools = text();
+  s.limits = text();
+  s.hash = text();
+  s.state = text();
+  s.proposer = text();
+  s.proposed_at = integer();
+  s.decided_by = text();
+  s.decided_at = integer();
+  s.approved_by = text();
+  s.approved_at = integer();
+  s.allow_write = integer();
+  s.run_as_definer = integer();
+  s.definer_role = text();
+  s.approval_reason = text();
+  s.reason = text();
+  return s;
+}
+
 // The version a stored row describes. intact = every column reads back as
 // written (types_ok, the JSON fields parse to the right shapes, a known
 // state) and the hashed fields still hash to the stored hash. An unknown

@@ -26,34 +26,8 @@ Status NoNul(std::initializer_list<std::pair<const char*, const std::string*>> f
 }
 
 CodeTool ReadRow(const pqxx::row& r) {
-  StoredTool s;
   pqxx::row::size_type c = 0;
-  auto text = [&]() { return r[c++].as<std::string>(); };
-  auto integer = [&]() { return r[c++].as<int64_t>(); };
-  s.id = text();
-  s.endpoint = text();
-  s.name = text();
-  s.version = integer();
-  s.description = text();
-  s.language = text();
-  s.code = text();
-  s.input_schema = text();
-  s.connectors = text();
-  s.tools = text();
-  s.limits = text();
-  s.hash = text();
-  s.state = text();
-  s.proposer = text();
-  s.proposed_at = integer();
-  s.decided_by = text();
-  s.decided_at = integer();
-  s.approved_by = text();
-  s.approved_at = integer();
-  s.allow_write = integer();
-  s.run_as_definer = integer();
-  s.definer_role = text();
-  s.approval_reason = text();
-  s.reason = text();
+  StoredTool s = ReadStoredColumns([&] { return r[c++].as<std::string>(); }, [&] { return r[c++].as<int64_t>(); });
   return FromStored(s);  // the schema enforces every column's type
 }
 

@@ -53,38 +53,16 @@ Status CreateFile0600(const std::string& path) {
 
 // The current row of a SELECT of kStoredToolColumns.
 CodeTool ReadRow(const SqliteStmt& st) {
-  StoredTool s;
   int c = 0;
-  auto text = [&]() {
-    const int col = c++;
-    if (st.ColumnType(col) != SQLITE_TEXT) s.types_ok = false;
-    return st.ColumnText(col);
-  };
-  auto integer = [&]() { return st.ColumnInt64(c++); };
-  s.id = text();
-  s.endpoint = text();
-  s.name = text();
-  s.version = integer();
-  s.description = text();
-  s.language = text();
-  s.code = text();
-  s.input_schema = text();
-  s.connectors = text();
-  s.tools = text();
-  s.limits = text();
-  s.hash = text();
-  s.state = text();
-  s.proposer = text();
-  s.proposed_at = integer();
-  s.decided_by = text();
-  s.decided_at = integer();
-  s.approved_by = text();
-  s.approved_at = integer();
-  s.allow_write = integer();
-  s.run_as_definer = integer();
-  s.definer_role = text();
-  s.approval_reason = text();
-  s.reason = text();
+  bool types_ok = true;
+  StoredTool s = ReadStoredColumns(
+      [&] {
+        const int col = c++;
+        if (st.ColumnType(col) != SQLITE_TEXT) types_ok = false;
+        return st.ColumnText(col);
+      },
+      [&] { return st.ColumnInt64(c++); });
+  s.types_ok = types_ok;
   return FromStored(s);
 }
 
