@@ -9,6 +9,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "base/unique_fd.h"
+#include "remote/channel_settings.h"
 #include "remote/frame_codec.h"
 #include "remote/runner_host.grpc.pb.h"
 
@@ -40,15 +41,14 @@ class Link {
         max_frame_(options.max_frame_bytes) {
     grpc::ChannelArguments args;
     if (!options.server_name.empty()) args.SetSslTargetNameOverride(options.server_name);
-    const int max_message = static_cast<int>(std::min<size_t>(max_frame_ + (1u << 16), INT32_MAX));
-    args.SetMaxReceiveMessageSize(max_message);
-    args.SetMaxSendMessageSize(max_message);
+    args.SetMaxReceiveMessageSize(MaxMessageBytes(max_frame_));
+    args.SetMaxSendMessageSize(MaxMessageBytes(max_frame_));
     // A fresh connection per link: a reconnect never reuses a dead one.
     args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
     // Notice a silently vanished host even with no run in flight (the
     // fleet's health checks catch it sooner).
-    args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 10000);
-    args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 5000);
+    args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, kKeepaliveTimeMs);
+    args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, kKeepaliveTimeoutMs);
     args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
     args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
     // A host that does not answer at all fails the connection attempt

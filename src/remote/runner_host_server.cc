@@ -12,6 +12,7 @@
 
 #include "base/frame.h"
 #include "base/unique_fd.h"
+#include "remote/channel_settings.h"
 #include "remote/frame_codec.h"
 #include "remote/runner_host.grpc.pb.h"
 
@@ -129,15 +130,14 @@ StatusOr<std::unique_ptr<RunnerHostServer>> RunnerHostServer::Start(runtimes::Co
   grpc::ServerBuilder builder;
   builder.AddListeningPort(options.listen, ServerCredentials(options.tls), &s->port_);
   builder.RegisterService(s->service_.get());
-  const int max_message = static_cast<int>(std::min<size_t>(options.runner.max_frame_bytes + (1u << 16), INT32_MAX));
-  builder.SetMaxReceiveMessageSize(max_message);
-  builder.SetMaxSendMessageSize(max_message);
+  builder.SetMaxReceiveMessageSize(MaxMessageBytes(options.runner.max_frame_bytes));
+  builder.SetMaxSendMessageSize(MaxMessageBytes(options.runner.max_frame_bytes));
   // Gateways ping idle connections (remote_link.cc); accept that rate.
-  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 5000);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, kKeepaliveTimeMs / 2);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
-  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 10000);
-  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 5000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, kKeepaliveTimeMs);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, kKeepaliveTimeoutMs);
   grpc::ResourceQuota quota("airlock-runner-host");
   quota.SetMaxThreads(static_cast<int>(options.max_streams * 2 + 8));
   builder.SetResourceQuota(quota);
