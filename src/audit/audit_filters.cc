@@ -1,5 +1,7 @@
 #include "audit/audit_filters.h"
 
+#include <algorithm>
+#include <cctype>
 #include <optional>
 
 #include "base/time_format.h"
@@ -22,6 +24,15 @@ StatusOr<int64_t> Time(const char* name, const std::string& text, int64_t now_ms
   return *t;
 }
 
+// The statuses a run row is written with (run_code_tool.cc AuditStatusOfRun,
+// program_run.cc AuditStatusOf).
+constexpr const char* kRunStatuses[] = {"SUCCESS", "ERROR", "TIMEOUT", "LIMIT", "DENIED", "CANCELLED"};
+
+std::string Cased(std::string s, int (*convert)(int)) {
+  std::transform(s.begin(), s.end(), s.begin(), [convert](unsigned char c) { return static_cast<char>(convert(c)); });
+  return s;
+}
+
 }  // namespace
 
 StatusOr<AuditQuery> ToQuery(const AuditFilters& f, int64_t now_ms) {
@@ -36,8 +47,16 @@ StatusOr<AuditQuery> ToQuery(const AuditFilters& f, int64_t now_ms) {
   AIRLOCK_ASSIGN_OR_RETURN(q.since, Time("since", f.since, now_ms));
   AIRLOCK_ASSIGN_OR_RETURN(q.until, Time("until", f.until, now_ms));
   if (q.until != 0 && q.since >= q.until) return InvalidArgument("since must be before until");
-  if (!f.type.empty() && f.type != "run" && f.type != "call" && f.type != "event") {
+  // Enumerations are matched whatever their case: --status success, --type RUN.
+  const std::string type = Cased(f.type, ::tolower);
+  if (!type.empty() && type != "run" && type != "call" && type != "event") {
     return InvalidArgument("type: expected run, call or event");
+  }
+  const std::string status = Cased(f.status, ::toupper);
+  if (!status.empty() && std::find_if(std::begin(kRunStatuses), std::end(kRunStatuses), [&](const char* s) {
+                           return status == s;
+                         }) == std::end(kRunStatuses)) {
+    return InvalidArgument("status: expected one of SUCCESS, ERROR, TIMEOUT, LIMIT, DENIED, CANCELLED (any case)");
   }
   if (!f.limit.empty()) {
     int64_t limit = 0;
@@ -52,8 +71,8 @@ StatusOr<AuditQuery> ToQuery(const AuditFilters& f, int64_t now_ms) {
   q.run_id = f.run_id;
   q.endpoint = f.endpoint;
   q.language = f.language;
-  q.status = f.status;
-  q.type = f.type;
+  q.status = status;
+  q.type = type;
   return q;
 }
 

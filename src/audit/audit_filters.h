@@ -18,13 +18,15 @@ namespace airlock::audit {
 
 struct AuditFilters {
   std::string since, until;  // base/time_format.h ParseTimeSpec: Unix ms, ISO 8601 UTC, or 15m/2h/7d ago
-  std::string user, run_id, endpoint, language, status;
-  std::string type;           // "" | "run" | "call" | "event"
+  std::string user, run_id, endpoint, language;
+  std::string status;         // "" | SUCCESS, ERROR, TIMEOUT, LIMIT, DENIED, CANCELLED (any case)
+  std::string type;           // "" | "run" | "call" | "event" (any case)
   std::string limit;          // "" (1000) or 1..100000
 };
 
 // InvalidArgument naming the filter ("until: expected ...") for a bad time,
-// type or limit, a value longer than 256 bytes, or since >= until.
+// status, type or limit, a value longer than 256 bytes, or since >= until.
+// Status and type are matched whatever their case.
 StatusOr<AuditQuery> ToQuery(const AuditFilters& filters, int64_t now_ms);
 
 }  // namespace airlock::audit

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/terminal_text.h"
 #include "base/time_format.h"
 #include "audit/audit_filters.h"
 #include "audit/audit_json.h"
@@ -39,7 +40,9 @@ struct AuditOptions {
 };
 
 // A value for a one-line listing: control bytes escaped, quoted if it holds
-// spaces or quotes, "-" if empty.
+// spaces or quotes, "-" if empty. C1 controls, bidi overrides and invalid
+// UTF-8 are escaped too (base/terminal_text.h), so an agent's text cannot
+// rewrite the operator's terminal.
 std::string Printable(const std::string& s) {
   if (s.empty()) return "-";
   std::string out;
@@ -60,7 +63,8 @@ std::string Printable(const std::string& s) {
       out.push_back(static_cast<char>(c));
     }
   }
-  return quote ? "\"" + out + "\"" : out;
+  const std::string safe = TerminalText(out, TextShape::kLine);
+  return quote || safe != out ? "\"" + safe + "\"" : safe;
 }
 
 // " key=value", or nothing when the value is empty.
@@ -200,8 +204,8 @@ Subcommand AddAuditCommand(CLI::App& parent) {
       audit->add_option("--run", f.run_id, "This run, its calls and the events about it"),
       audit->add_option("--endpoint", f.endpoint, "Runs on this endpoint, and their calls"),
       audit->add_option("--language", f.language, "Runs in this language, and their calls"),
-      audit->add_option("--status", f.status, "Runs that ended with this status (SUCCESS, ERROR, ...), and their calls"),
-      audit->add_option("--type", f.type, "Only rows of this type: run, call or event"),
+      audit->add_option("--status", f.status, "Runs that ended with this status (SUCCESS, ERROR, TIMEOUT, LIMIT, DENIED, CANCELLED; any case), and their calls"),
+      audit->add_option("--type", f.type, "Only rows of this type: run, call or event (any case)"),
       audit->add_option("--limit", f.limit, "At most N rows, the newest (default 1000)")};
   CLI::App* verify = audit->add_subcommand(
       "verify", "Check the hash chain; exit 4 if a row was modified or deleted");

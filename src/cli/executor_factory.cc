@@ -37,6 +37,8 @@ StatusOr<LocalRuntime> MakeLocalRuntime(const config::Config& config, bool allow
   limits.max_input_files = static_cast<uint32_t>(l.max_files);
   limits.max_input_file_bytes = l.max_total_file_bytes;
   limits.max_output_file_bytes = l.max_file_bytes;
+  limits.max_output_files = static_cast<uint32_t>(std::min<uint64_t>(l.max_files, UINT32_MAX));
+  limits.max_output_files_total_bytes = l.max_output_files_total_bytes;
 
   std::vector<runtimes::LanguageSpec> languages;
   for (runtimes::LanguageSpec spec : runtimes::BuiltinLanguages()) {

@@ -1,11 +1,14 @@
 // `airlock doctor` and `airlock languages`.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <iostream>
 
 #include "cli/commands.h"
 #include "cli/executor_factory.h"
+#include "jail/cgroup_probe.h"
 #include "jail/host.h"
 #include "jail/seccomp_policy.h"
 #include "runtimes/language.h"
@@ -13,24 +16,42 @@
 
 namespace airlock::cli {
 
-int DoctorCommand(bool json) {
-  std::vector<jail::LayerStatus> layers = jail::JailHost::Probe();
-  // The final word: build a real jail and run a program in it.
-  jail::LayerStatus live{"end-to-end jail run", false, true, ""};
-  StatusOr<LocalRuntime> rt = MakeLocalRuntime(config::DefaultConfig(), false);
+namespace {
+
+// The final word: build a real jail and run a program in it.
+jail::LayerStatus LiveJailRun(const std::string& name, bool allow_degraded, bool required) {
+  jail::LayerStatus live{name, false, required, ""};
+  StatusOr<LocalRuntime> rt = MakeLocalRuntime(config::DefaultConfig(), allow_degraded);
   if (!rt.ok()) {
     live.detail = rt.status().message();
-  } else {
-    runtimes::RunRequest req;
-    req.language = "bash";
-    req.code = "echo jail-ok";
-    CancelToken cancel;
-    runtimes::RunResult r = rt->executor->Run(req, nullptr, cancel);
-    live.available = r.ok() && r.stdout_text == "jail-ok\n";
-    live.detail = live.available ? "bash ran in a jail in " + std::to_string(r.wall_ms) + " ms"
-                                 : "status " + std::string(runtimes::RunStatusName(r.status)) + ": " + r.message;
+    return live;
   }
-  layers.push_back(live);
+  runtimes::RunRequest req;
+  req.language = "bash";
+  req.code = "echo jail-ok";
+  CancelToken cancel;
+  runtimes::RunResult r = rt->executor->Run(req, nullptr, cancel);
+  live.available = r.ok() && r.stdout_text == "jail-ok\n";
+  live.detail = live.available ? "bash ran in a jail in " + std::to_string(r.wall_ms) + " ms"
+                               : "status " + std::string(runtimes::RunStatusName(r.status)) + ": " + r.message;
+  return live;
+}
+
+}  // namespace
+
+int DoctorCommand(bool json) {
+  std::vector<jail::LayerStatus> layers = jail::JailHost::Probe();
+  const bool cgroups_missing = std::any_of(layers.begin(), layers.end(), [](const jail::LayerStatus& l) {
+    return l.name.rfind("cgroups", 0) == 0 && !l.available;
+  });
+  layers.push_back(LiveJailRun("end-to-end jail run", /*allow_degraded=*/false, /*required=*/true));
+  // Without cgroups (e.g. a desktop client running `airlock serve` as the
+  // user), say whether --allow-degraded would run code here.
+  std::optional<jail::LayerStatus> degraded;
+  if (cgroups_missing) {
+    degraded = LiveJailRun("end-to-end jail run with --allow-degraded", true, false);
+    layers.push_back(*degraded);
+  }
   // The WASM tier's interpreters are built by scripts/setup.sh, not shipped
   // in the package: say where they are looked for when missing (optional).
   for (const char* interpreter : {"python", "ruby"}) {
@@ -61,6 +82,11 @@ int DoctorCommand(bool json) {
   for (const auto& s : jail::ExplicitlyDeniedSyscalls()) std::printf(" %s", s.c_str());
   std::printf("\n\n%s\n", ok ? "airlock can run code on this host with every isolation layer active."
                              : "airlock will refuse to run code until the MISSING layers are fixed.");
+  if (degraded && degraded->available) {
+    std::printf("Only the cgroup limits are missing: `airlock serve --allow-degraded` runs code here with "
+                "namespaces, seccomp and rlimits (no cgroup memory/pids limits). %s.\n",
+                jail::cgroup_probe::CgroupRemedy().c_str());
+  }
   return ok ? 0 : 1;
 }
 

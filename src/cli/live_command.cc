@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "audit/audit_log.h"
+#include "base/terminal_text.h"
 #include "base/time_format.h"
 #include "cli/commands.h"
 #include "cli/executor_factory.h"
@@ -60,8 +61,10 @@ void Print(const json& live) {
   const json& runs = live["runs"];
   std::cout << runs.size() << " run(s) in flight\n";
   for (const json& r : runs) {
-    std::cout << "  " << r.value("run_id", "") << "  " << r.value("user", "") << " (" << r.value("role", "")
-              << ")  " << r.value("endpoint", "") << "  " << r.value("tool", "") << "  "
+    // User, client and tool names come from callers: escaped (base/terminal_text.h).
+    std::cout << "  " << TerminalText(r.value("run_id", "")) << "  " << TerminalText(r.value("user", "")) << " ("
+              << TerminalText(r.value("role", "")) << ")  " << TerminalText(r.value("endpoint", "")) << "  "
+              << TerminalText(r.value("tool", "")) << "  "
               << Seconds(r.value("started_ms", int64_t{0})) << (r.value("cancel_requested", false) ? "  cancelling" : "")
               << "\n";
   }
@@ -69,7 +72,7 @@ void Print(const json& live) {
     std::cout << "runner: " << (runner.value("up", false) ? "up" : "DOWN") << ", restarts "
               << runner.value("restarts", 0) << ", in flight " << runner.value("in_flight", 0) << "/"
               << runner.value("max_concurrent", 0) << ", queued " << runner.value("queued", 0);
-    if (const std::string e = runner.value("error", ""); !e.empty()) std::cout << " (" << e << ")";
+    if (const std::string e = runner.value("error", ""); !e.empty()) std::cout << " (" << TerminalText(e) << ")";
     std::cout << "\n";
     if (const auto pool = runner.find("pool"); pool != runner.end() && pool->is_object()) {
       std::cout << "pool: ready " << pool->value("ready", 0) << ", hits " << pool->value("hits", 0) << ", misses "
@@ -80,8 +83,8 @@ void Print(const json& live) {
     std::cout << "sessions: " << s.value("open", 0) << " open\n";
   }
   for (const json& c : live["connectors"]) {
-    std::cout << "connector " << c.value("name", "") << ": " << (c.value("connected", false) ? "up" : "down");
-    if (const std::string e = c.value("error", ""); !e.empty()) std::cout << " (" << e << ")";
+    std::cout << "connector " << TerminalText(c.value("name", "")) << ": " << (c.value("connected", false) ? "up" : "down");
+    if (const std::string e = c.value("error", ""); !e.empty()) std::cout << " (" << TerminalText(e) << ")";
     std::cout << "\n";
   }
 }

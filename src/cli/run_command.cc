@@ -114,7 +114,8 @@ int RunCodeMode(const RunOptions& options, const config::Config& cfg, const std:
   }
   const governance::Endpoint* endpoint = policy->DefaultEndpoint();
   if (endpoint == nullptr) {
-    std::cerr << "airlock: config: several endpoints and none named \"default\"\n";
+    std::cerr << "airlock: config: several endpoints (" << policy->EndpointNames()
+              << ") and none named \"default\"; airlock run uses \"default\"\n";
     return 125;
   }
   StatusOr<std::unique_ptr<audit::AuditLog>> audit = audit::AuditLog::Open(cfg);

@@ -11,6 +11,7 @@
 
 #include "audit/audit_log.h"
 #include "auth/key_store.h"
+#include "base/frame.h"
 #include "base/json_log_relay.h"
 #include "base/self_exe.h"
 #include "cli/commands.h"
@@ -18,6 +19,7 @@
 #include "cli/config_reload.h"
 #include "cli/graceful_stop.h"
 #include "cli/serve_metrics.h"
+#include "cli/stdio_config.h"
 #include "console/console_http.h"
 #include "sessions/session_registry.h"
 #include "state/state_stores.h"
@@ -92,6 +94,10 @@ int ServeCommand(const ServeOptions& options) {
   runner::RunnerClientOptions ro;
   ro.max_concurrent = static_cast<size_t>(cfg->ResolvedMaxConcurrentRuns());
   ro.max_queue = static_cast<size_t>(cfg->server.max_queued_runs);
+  if (!options.http.empty()) {  // stdio has one caller: no share to keep for others
+    ro.max_concurrent_per_caller = static_cast<size_t>(cfg->ResolvedMaxConcurrentRunsPerCaller());
+    ro.max_queue_per_caller = static_cast<size_t>(cfg->ResolvedMaxQueuedRunsPerCaller());
+  }
   ro.spawn = [runner_args] { return runner::SpawnRunnerProcess("/proc/self/exe", runner_args); };
 
   // Block the stop signals before any thread starts so that only sigwait sees them.
@@ -167,15 +173,12 @@ int ServeCommand(const ServeOptions& options) {
   mcp::RunTracker runs;  // every endpoint's calls in flight
   if (json_log) {
     // The request log: one line per tool call.
-    runs.SetEndObserver([](const mcp::RunInFlight& r, int64_t duration_ms, const std::string& status) {
-      LogEvent("tool_call", {{"run_id", r.run_id},
-                             {"user", r.user},
-                             {"role", r.role},
-                             {"endpoint", r.endpoint},
-                             {"client", r.client},
-                             {"tool", r.tool},
-                             {"duration_ms", duration_ms},
-                             {"status", status}});
+    runs.SetEndObserver([](const mcp::RunInFlight& r, int64_t duration_ms, const mcp::CallOutcome& outcome) {
+      nlohmann::json line = {{"run_id", r.run_id}, {"user", r.user}, {"role", r.role},
+                             {"endpoint", r.endpoint}, {"client", r.client}, {"tool", r.tool},
+                             {"duration_ms", duration_ms}, {"status", outcome.status}};
+      if (!outcome.error_code.empty()) line["error_code"] = outcome.error_code;
+      LogEvent("tool_call", std::move(line));
     });
   }
   (*audit_log)->SetObserver(serve_metrics.AuditObserver());
@@ -193,9 +196,10 @@ int ServeCommand(const ServeOptions& options) {
     const governance::Endpoint* e =
         options.endpoint.empty() ? policy->DefaultEndpoint() : policy->FindEndpoint(options.endpoint);
     if (e == nullptr) {
-      std::cerr << "airlock: " << (options.endpoint.empty() ? "several endpoints are configured; pick one with --endpoint"
-                                                            : "no endpoint named \"" + options.endpoint + "\"")
-                << "\n";
+      std::cerr << "airlock: "
+                << (options.endpoint.empty() ? "several endpoints are configured; pick one with --endpoint NAME"
+                                             : "no endpoint named \"" + options.endpoint + "\"")
+                << " (configured: " << policy->EndpointNames() << ")\n";
       return 2;
     }
     servers[e->path] = make_server(*e);
@@ -259,7 +263,10 @@ int ServeCommand(const ServeOptions& options) {
   }
   http->token_role = policy->token_role();
   if (!metrics_listener) http->metrics = [&serve_metrics] { return serve_metrics.registry().Render(); };
-  http->ready = [&serve_metrics] { return serve_metrics.Ready(); };
+  // server.readyz_requires_connectors is read once, at start.
+  http->ready = [&serve_metrics, g = gw->get(), connectors = cfg->server.readyz_requires_connectors] {
+    return serve_metrics.Ready() && (!connectors || g->AllConnected());
+  };
   http->anonymous_role = policy->anonymous_role();
   // API keys (server.http.api_keys, or a keys_file): every request is
   // checked against the store as it is now, so a revocation through any
@@ -310,7 +317,10 @@ int ServeCommand(const ServeOptions& options) {
                       {"max_per_caller", cfg->sessions.max_per_caller}};
             },
         .tls = cfg->server.http.console_https};
-    operator_console = std::make_unique<console::ConsoleHttp>(std::move(deps), co);
+    console::SignInThrottle::Options signin{
+        .max_failures = cfg->server.http.console_signin_max_failures,
+        .window = std::chrono::seconds(cfg->server.http.console_signin_window_s)};
+    operator_console = std::make_unique<console::ConsoleHttp>(std::move(deps), co, std::move(signin));
     http->console = [c = operator_console.get()](const httplib::Request& req, httplib::Response& res) {
       c->Handle(req, res);
     };
@@ -322,7 +332,16 @@ int ServeCommand(const ServeOptions& options) {
     std::cerr << "airlock: " << st.message() << "\n";
     return 1;
   }
-  const std::string self = SelfExecutablePath();
+  // stdio serves one endpoint: the one asked for, else the default, else
+  // (several, none named "default") the first.
+  StdioConfigInputs stdio_inputs{.executable = SelfExecutablePath(),
+                                 .config_path = options.config_path,
+                                 .state_dir = options.state_dir,
+                                 .endpoint = options.endpoint,
+                                 .allow_degraded = options.allow_degraded};
+  if (stdio_inputs.endpoint.empty() && policy->DefaultEndpoint() == nullptr && !policy->endpoints().empty()) {
+    stdio_inputs.endpoint = policy->endpoints().front().name;
+  }
   std::cerr << "airlock " << AIRLOCK_VERSION << " serving MCP (Streamable HTTP) at";
   for (const auto& [path, server] : servers) std::cerr << " " << transport.url(path);
   std::cerr << "\n"
@@ -331,7 +350,7 @@ int ServeCommand(const ServeOptions& options) {
             << (operator_console ? "operators' console (admin API keys): " + transport.url(operator_console->prefix()) + "/\n"
                                  : "")
             << "For MCP clients that launch servers over stdio, use:\n"
-            << "  {\"mcpServers\": {\"airlock\": {\"command\": \"" << self << "\", \"args\": [\"serve\"]}}}\n"
+            << "  " << StdioClientConfig(stdio_inputs).dump() << "\n"
             << "Press Ctrl-C to stop." << std::endl;
   int sig = 0;
   for (;;) {
@@ -358,7 +377,11 @@ int RunnerCommand(int channel_fd, const std::string& config_path, bool allow_deg
   }
   StatusOr<LocalRuntime> rt = MakeLocalRuntime(*cfg, allow_degraded, /*pooled=*/true);
   if (!rt.ok()) {
-    std::cerr << "airlock runner: cannot run code on this host: " << rt.status().message() << "\n";
+    const std::string why = "cannot run code on this host: " + rt.status().message();
+    std::cerr << "airlock runner: " << why << "\n";
+    // Instead of "hello": the server puts this cause into every
+    // runner_unavailable result (a desktop client never shows our stderr).
+    (void)WriteJsonFrame(channel_fd, {{"type", "fatal"}, {"message", why}});
     return 3;
   }
   runner::RunnerOptions ro;

@@ -18,6 +18,7 @@
 
 #include "admin/code_tool_review.h"
 #include "audit/audit_log.h"
+#include "base/terminal_text.h"
 #include "cli/admin_identity.h"
 #include "cli/commands.h"
 #include "cli/executor_factory.h"
@@ -69,7 +70,7 @@ const char* PastTense(Action a) {
 }
 
 int Fail(int code, const std::string& message) {
-  std::cerr << "airlock tools: " << message << "\n";
+  std::cerr << "airlock tools: " << TerminalText(message, TextShape::kBlock) << "\n";
   return code;
 }
 
@@ -84,9 +85,14 @@ std::string Time(int64_t ms) {
 
 std::string Dump(const json& j, int indent = -1) { return j.dump(indent, ' ', false, json::error_handler_t::replace); }
 
+// Agent-controlled text for the terminal (base/terminal_text.h): one line,
+// or a block (description, code, diff) that keeps its newlines and tabs.
+std::string L(const std::string& s) { return TerminalText(s, TextShape::kLine); }
+std::string B(const std::string& s) { return TerminalText(s, TextShape::kBlock); }
+
 std::string Joined(const std::vector<std::string>& v) {
   std::string s;
-  for (const std::string& x : v) s += (s.empty() ? "" : ", ") + x;
+  for (const std::string& x : v) s += (s.empty() ? "" : ", ") + L(x);
   return s;
 }
 
@@ -96,44 +102,44 @@ void PrintList(const std::vector<CodeTool>& tools) {
   std::cout << Pad("ID", 16) << Pad("NAME", 24) << Pad("VER", 5) << Pad("ENDPOINT", 12) << Pad("STATE", 11)
             << Pad("PROPOSER", 12) << "DECIDED BY\n";
   for (const CodeTool& t : tools) {
-    std::cout << Pad(t.id, 16) << Pad(t.proposal.name, 24) << Pad(std::to_string(t.version), 5) << Pad(t.endpoint, 12)
-              << Pad(codetools::StateName(t.state), 11) << Pad(t.proposer, 12)
-              << (t.decided_by.empty() ? "-" : t.decided_by) << (t.intact ? "" : "  TAMPERED") << "\n";
+    std::cout << Pad(L(t.id), 16) << Pad(L(t.proposal.name), 24) << Pad(std::to_string(t.version), 5)
+              << Pad(L(t.endpoint), 12) << Pad(codetools::StateName(t.state), 11) << Pad(L(t.proposer), 12)
+              << (t.decided_by.empty() ? "-" : L(t.decided_by)) << (t.intact ? "" : "  TAMPERED") << "\n";
   }
 }
 
 void PrintShow(const CodeTool& t) {
-  std::cout << "id:           " << t.id << "\n"
-            << "name:         " << t.proposal.name << " (version " << t.version << ")\n"
-            << "endpoint:     " << t.endpoint << "\n"
+  std::cout << "id:           " << L(t.id) << "\n"
+            << "name:         " << L(t.proposal.name) << " (version " << t.version << ")\n"
+            << "endpoint:     " << L(t.endpoint) << "\n"
             << "state:        " << codetools::StateName(t.state) << "\n"
             << "intact:       "
             << (t.intact ? "yes" : "NO: the stored fields no longer match the hash (edited in the database)") << "\n"
-            << "hash:         " << t.hash << "\n"
-            << "proposed:     by " << t.proposer << " at " << Time(t.proposed_at) << "\n";
+            << "hash:         " << L(t.hash) << "\n"
+            << "proposed:     by " << L(t.proposer) << " at " << Time(t.proposed_at) << "\n";
   if (!t.approved_by.empty()) {
-    std::cout << "approved:     by " << t.approved_by << " at " << Time(t.approved_at)
-              << (t.approval.reason.empty() ? "" : " (" + t.approval.reason + ")") << "\n"
+    std::cout << "approved:     by " << L(t.approved_by) << " at " << Time(t.approved_at)
+              << (t.approval.reason.empty() ? "" : " (" + L(t.approval.reason) + ")") << "\n"
               << "allow_write:  " << (t.approval.allow_write ? "yes" : "no") << "\n"
               << "runs as:      "
-              << (t.approval.run_as_definer ? "definer role " + t.approval.definer_role : std::string("the caller"))
+              << (t.approval.run_as_definer ? "definer role " + L(t.approval.definer_role) : std::string("the caller"))
               << "\n";
   }
   if (t.state == State::kRejected || t.state == State::kRevoked) {
-    std::cout << codetools::StateName(t.state) << ":     by " << t.decided_by << " at " << Time(t.decided_at)
-              << (t.reason.empty() ? "" : " (" + t.reason + ")") << "\n";
+    std::cout << codetools::StateName(t.state) << ":     by " << L(t.decided_by) << " at " << Time(t.decided_at)
+              << (t.reason.empty() ? "" : " (" + L(t.reason) + ")") << "\n";
   }
-  std::cout << "language:     " << t.proposal.language << "\n"
+  std::cout << "language:     " << L(t.proposal.language) << "\n"
             << "connectors:   " << Joined(t.proposal.connectors) << "\n"
             << "tools:        "
             << (t.proposal.tools.empty() ? "(every tool of the declared connectors)" : Joined(t.proposal.tools))
             << "\n"
-            << "limits:       " << Dump(t.proposal.limits) << "\n"
+            << "limits:       " << B(Dump(t.proposal.limits)) << "\n"
             << "description:\n"
-            << t.proposal.description << (t.proposal.description.empty() ? "" : "\n") << "input_schema:\n"
-            << Dump(t.proposal.input_schema, 2) << "\n"
+            << B(t.proposal.description) << (t.proposal.description.empty() ? "" : "\n") << "input_schema:\n"
+            << B(Dump(t.proposal.input_schema, 2)) << "\n"
             << "code:\n"
-            << t.proposal.code << (t.proposal.code.empty() || t.proposal.code.back() == '\n' ? "" : "\n");
+            << B(t.proposal.code) << (t.proposal.code.empty() || t.proposal.code.back() == '\n' ? "" : "\n");
 }
 
 int ExitCodeOf(const Status& st) {
@@ -171,10 +177,10 @@ int Decide(const ToolsOptions& o, Action action, const config::Config& config, C
   StatusOr<admin::ReviewOutcome> done = admin::Review(store, **log, *policy, request);
   if (!done.ok()) return Fail(ExitCodeOf(done.status()), done.status().message());
   const CodeTool& tool = done->tool;
-  std::cerr << PastTense(action) << " " << o.id << " (" << tool.endpoint << "/" << tool.proposal.name << " version "
-            << tool.version << ")";
+  std::cerr << PastTense(action) << " " << L(o.id) << " (" << L(tool.endpoint) << "/" << L(tool.proposal.name)
+            << " version " << tool.version << ")";
   if (done->superseded) {
-    std::cerr << "; it supersedes " << done->superseded->id << " (version " << done->superseded->version << ")";
+    std::cerr << "; it supersedes " << L(done->superseded->id) << " (version " << done->superseded->version << ")";
   }
   std::cerr << "\n";
   return kOk;
@@ -229,7 +235,7 @@ int Run(const ToolsOptions& o, Action action) {
       }
       StatusOr<std::optional<CodeTool>> from = admin::ApprovedSibling(**store, *t);
       if (!from.ok()) return Fail(kStoreError, from.status().message());
-      std::cout << codetools::DiffVersions(*from ? &**from : nullptr, *t);
+      std::cout << B(codetools::DiffVersions(*from ? &**from : nullptr, *t));
       return kOk;
     }
     default:

@@ -10,10 +10,28 @@
 #include <set>
 #include <sstream>
 
+#include "runtimes/language.h"
+
 namespace airlock::config {
 namespace {
 
 using nlohmann::json;
+
+// languages.enabled names languages airlock knows (runtimes::BuiltinLanguages;
+// the WASM tier's are among them): a misspelt or unknown one is an error, not
+// a language silently never offered.
+Status CheckLanguageNames(const std::vector<std::string>& names, const std::string& path) {
+  std::vector<std::string> known;
+  for (const runtimes::LanguageSpec& spec : runtimes::BuiltinLanguages()) known.push_back(spec.name);
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (std::find(known.begin(), known.end(), names[i]) != known.end()) continue;
+    std::string list;
+    for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
+    return InvalidArgument(path + "[" + std::to_string(i) + "]: unknown language \"" + names[i].substr(0, 64) +
+                           "\"; the languages are: " + list);
+  }
+  return OkStatus();
+}
 
 // Reads the keys of one JSON object, remembering the dotted path for errors.
 class ObjectReader {
@@ -105,7 +123,10 @@ class ObjectReader {
 constexpr uint64_t kU64Max = std::numeric_limits<uint64_t>::max();
 
 Status ReadConsole(const ObjectReader& r, HttpConfig* c) {
-  AIRLOCK_RETURN_IF_ERROR(r.Check({"enabled", "path", "idle_timeout_s", "max_lifetime_s", "https"}));
+  AIRLOCK_RETURN_IF_ERROR(r.Check(
+      {"enabled", "path", "idle_timeout_s", "max_lifetime_s", "https", "signin_max_failures", "signin_window_s"}));
+  AIRLOCK_RETURN_IF_ERROR(r.U64("signin_max_failures", &c->console_signin_max_failures, 1, 1000));
+  AIRLOCK_RETURN_IF_ERROR(r.U64("signin_window_s", &c->console_signin_window_s, 1, 86400));
   AIRLOCK_RETURN_IF_ERROR(r.Bool("https", &c->console_https));
   AIRLOCK_RETURN_IF_ERROR(r.Bool("enabled", &c->console_enabled));
   AIRLOCK_RETURN_IF_ERROR(r.Str("path", &c->console_path));
@@ -122,7 +143,10 @@ Status ReadConsole(const ObjectReader& r, HttpConfig* c) {
 
 Status ReadHttp(const ObjectReader& r, HttpConfig* c) {
   AIRLOCK_RETURN_IF_ERROR(r.Check({"listen", "allowed_origins", "allowed_hosts", "token_file", "keys_file", "api_keys",
-                                   "metrics_token_file", "session_idle_timeout_s", "threads", "max_sessions", "console"}));
+                                   "metrics_token_file", "session_idle_timeout_s", "threads", "max_sessions", "console",
+                                   "body_timeout_s", "body_min_rate"}));
+  AIRLOCK_RETURN_IF_ERROR(r.U64("body_timeout_s", &c->body_timeout_s, 1, 3600));
+  AIRLOCK_RETURN_IF_ERROR(r.U64("body_min_rate", &c->body_min_rate, 0, 1ull << 30));
   AIRLOCK_RETURN_IF_ERROR(r.Str("listen", &c->listen));
   if (r.Has("listen")) {
     std::string host;
@@ -144,20 +168,24 @@ Status ReadHttp(const ObjectReader& r, HttpConfig* c) {
 
 Status ReadServer(const ObjectReader& r, ServerConfig* c) {
   AIRLOCK_RETURN_IF_ERROR(
-      r.Check({"http", "max_message_bytes", "max_concurrent_runs", "max_queued_runs", "state_dir", "shutdown_grace_s"}));
+      r.Check({"http", "max_message_bytes", "max_concurrent_runs", "max_queued_runs", "max_concurrent_runs_per_caller",
+               "max_queued_runs_per_caller", "state_dir", "shutdown_grace_s", "readyz_requires_connectors"}));
   AIRLOCK_RETURN_IF_ERROR(r.Str("state_dir", &c->state_dir));
   AIRLOCK_RETURN_IF_ERROR(ReadHttp(r.Child("http"), &c->http));
   AIRLOCK_RETURN_IF_ERROR(r.U64("max_message_bytes", &c->max_message_bytes, 1024, 1ull << 30));
   AIRLOCK_RETURN_IF_ERROR(r.Int("max_concurrent_runs", &c->max_concurrent_runs, 0, 4096));
   AIRLOCK_RETURN_IF_ERROR(r.Int("max_queued_runs", &c->max_queued_runs, 0, 100000));
+  AIRLOCK_RETURN_IF_ERROR(r.Int("max_concurrent_runs_per_caller", &c->max_concurrent_runs_per_caller, 0, 4096));
+  AIRLOCK_RETURN_IF_ERROR(r.Int("max_queued_runs_per_caller", &c->max_queued_runs_per_caller, 0, 100000));
   AIRLOCK_RETURN_IF_ERROR(r.U64("shutdown_grace_s", &c->shutdown_grace_s, 0, 3600));
+  AIRLOCK_RETURN_IF_ERROR(r.Bool("readyz_requires_connectors", &c->readyz_requires_connectors));
   return OkStatus();
 }
 
 Status ReadLimits(const ObjectReader& r, LimitsConfig* c) {
   AIRLOCK_RETURN_IF_ERROR(r.Check({"default_timeout_ms", "max_timeout_ms", "default_memory_mb",
                                    "max_memory_mb", "max_output_bytes", "max_files",
-                                   "max_file_bytes", "max_total_file_bytes"}));
+                                   "max_file_bytes", "max_total_file_bytes", "max_output_files_total_bytes"}));
   AIRLOCK_RETURN_IF_ERROR(r.U64("default_timeout_ms", &c->default_timeout_ms, 1, kU64Max));
   AIRLOCK_RETURN_IF_ERROR(r.U64("max_timeout_ms", &c->max_timeout_ms, 1, kU64Max));
   AIRLOCK_RETURN_IF_ERROR(r.U64("default_memory_mb", &c->default_memory_mb, 1, kU64Max));
@@ -166,6 +194,7 @@ Status ReadLimits(const ObjectReader& r, LimitsConfig* c) {
   AIRLOCK_RETURN_IF_ERROR(r.U64("max_files", &c->max_files, 0, 100000));
   AIRLOCK_RETURN_IF_ERROR(r.U64("max_file_bytes", &c->max_file_bytes, 0, kU64Max));
   AIRLOCK_RETURN_IF_ERROR(r.U64("max_total_file_bytes", &c->max_total_file_bytes, 0, kU64Max));
+  AIRLOCK_RETURN_IF_ERROR(r.U64("max_output_files_total_bytes", &c->max_output_files_total_bytes, 0, kU64Max));
   if (c->default_timeout_ms > c->max_timeout_ms) {
     return InvalidArgument("config.limits.default_timeout_ms: " +
                            std::to_string(c->default_timeout_ms) + " exceeds max_timeout_ms " +
@@ -185,6 +214,17 @@ int Config::ResolvedMaxConcurrentRuns() const {
   if (server.max_concurrent_runs > 0) return server.max_concurrent_runs;
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   return n > 0 ? static_cast<int>(n) : 1;
+}
+
+int Config::ResolvedMaxConcurrentRunsPerCaller() const {
+  if (server.max_concurrent_runs_per_caller > 0) return server.max_concurrent_runs_per_caller;
+  const int slots = ResolvedMaxConcurrentRuns();
+  return slots > 1 ? slots - 1 : 1;
+}
+
+int Config::ResolvedMaxQueuedRunsPerCaller() const {
+  if (server.max_queued_runs_per_caller > 0) return server.max_queued_runs_per_caller;
+  return std::max(server.max_queued_runs / 2, 1);
 }
 
 uint64_t Config::ResolvedMaxSessions() const {
@@ -227,6 +267,7 @@ StatusOr<Config> ConfigFromJson(const json& j) {
   ObjectReader langs = root.Child("languages");
   AIRLOCK_RETURN_IF_ERROR(langs.Check({"enabled", "default_isolation"}));
   AIRLOCK_RETURN_IF_ERROR(langs.StrList("enabled", &c.languages.enabled));
+  AIRLOCK_RETURN_IF_ERROR(CheckLanguageNames(c.languages.enabled, langs.PathOf("enabled")));
   AIRLOCK_RETURN_IF_ERROR(langs.Str("default_isolation", &c.languages.default_isolation));
   if (c.languages.default_isolation != "native" && c.languages.default_isolation != "wasm") {
     return InvalidArgument("config.languages.default_isolation: expected \"native\" or \"wasm\"");
@@ -377,16 +418,23 @@ json ConfigToJson(const Config& c) {
           {"session_idle_timeout_s", h.session_idle_timeout_s},
           {"threads", h.threads},
           {"max_sessions", h.max_sessions},
+          {"body_timeout_s", h.body_timeout_s},
+          {"body_min_rate", h.body_min_rate},
           {"console",
            {{"enabled", h.console_enabled},
             {"path", h.console_path},
             {"idle_timeout_s", h.console_idle_timeout_s},
             {"max_lifetime_s", h.console_max_lifetime_s},
-            {"https", h.console_https}}}}},
+            {"https", h.console_https},
+            {"signin_max_failures", h.console_signin_max_failures},
+            {"signin_window_s", h.console_signin_window_s}}}}},
         {"max_message_bytes", c.server.max_message_bytes},
         {"max_concurrent_runs", c.server.max_concurrent_runs},
         {"max_queued_runs", c.server.max_queued_runs},
+        {"max_concurrent_runs_per_caller", c.server.max_concurrent_runs_per_caller},
+        {"max_queued_runs_per_caller", c.server.max_queued_runs_per_caller},
         {"shutdown_grace_s", c.server.shutdown_grace_s},
+        {"readyz_requires_connectors", c.server.readyz_requires_connectors},
         {"state_dir", c.server.state_dir.empty() ? json(nullptr) : json(c.server.state_dir)}}},
       {"audit",
        {{"enabled", c.audit.enabled},
@@ -401,7 +449,8 @@ json ConfigToJson(const Config& c) {
         {"max_output_bytes", l.max_output_bytes},
         {"max_files", l.max_files},
         {"max_file_bytes", l.max_file_bytes},
-        {"max_total_file_bytes", l.max_total_file_bytes}}},
+        {"max_total_file_bytes", l.max_total_file_bytes},
+        {"max_output_files_total_bytes", l.max_output_files_total_bytes}}},
       {"languages", {{"enabled", c.languages.enabled}, {"default_isolation", c.languages.default_isolation}}},
       {"pool",
        {{"enabled", c.pool.enabled},
@@ -478,18 +527,31 @@ json ConfigSchemaDoc() {
       {"server.http.session_idle_timeout_s", "integer", "Sessions idle this long are ended."},
       {"server.http.threads", "integer", "HTTP worker threads; each open connection or SSE stream holds one."},
       {"server.http.max_sessions", "integer", "Most concurrent HTTP sessions; initialize beyond it gets 503."},
+      {"server.http.body_timeout_s", "integer",
+       "A request body must arrive within this long of its header (else 408); no worker waits for it."},
+      {"server.http.body_min_rate", "integer",
+       "Slowest accepted request body, bytes/s over each 5 s (else 408); 0 = no minimum."},
       {"server.http.console.enabled", "boolean",
        "Serve the operators' console (docs/console.md); it is on only when API keys are (keys_file or api_keys)."},
       {"server.http.console.path", "string", "Where the console is served (\"/\" + [a-z0-9_-]{1,32})."},
       {"server.http.console.idle_timeout_s", "integer", "A console sign-in ends this long after its last use."},
       {"server.http.console.max_lifetime_s", "integer", "... and this long after it began, used or not."},
+      {"server.http.console.signin_max_failures", "integer",
+       "Failed console sign-ins per client address per window; then 429 until the window ends."},
+      {"server.http.console.signin_window_s", "integer", "The window of signin_max_failures, seconds."},
       {"server.http.console.https", "boolean",
        "The console is reached over HTTPS (a TLS-terminating proxy): cookies get Secure, Origin must be https://."},
       {"server.max_message_bytes", "integer", "Largest JSON-RPC message (stdio line or POST body)."},
       {"server.max_concurrent_runs", "integer", "Runs executing at once; 0 = number of cores."},
       {"server.max_queued_runs", "integer", "Runs waiting for a slot; beyond it calls fail fast as busy."},
+      {"server.max_concurrent_runs_per_caller", "integer",
+       "Run slots one caller may hold; 0 = slots - 1 (at least 1). Past it the caller queues."},
+      {"server.max_queued_runs_per_caller", "integer",
+       "Queue places one caller may hold; 0 = half of max_queued_runs (at least 1). Past it: busy."},
       {"server.shutdown_grace_s", "integer",
        "On SIGTERM or SIGINT, calls in flight get this long to finish before they are cancelled."},
+      {"server.readyz_requires_connectors", "boolean",
+       "GET /readyz is 503 while any enabled connector (mcpServers) is down."},
       {"limits.default_timeout_ms", "integer", "Wall-clock limit when a call gives no timeout_ms."},
       {"limits.max_timeout_ms", "integer", "Largest timeout_ms a call may ask for."},
       {"limits.default_memory_mb", "integer", "Memory limit when a call gives no memory_mb."},
@@ -498,7 +560,9 @@ json ConfigSchemaDoc() {
       {"limits.max_files", "integer", "Most input files per call (also output files returned)."},
       {"limits.max_file_bytes", "integer", "Largest single input or output file."},
       {"limits.max_total_file_bytes", "integer", "Largest sum of input file sizes per call."},
-      {"languages.enabled", "string[]", "Languages offered to clients; empty = all installed."},
+      {"limits.max_output_files_total_bytes", "integer",
+       "Largest sum of output files returned per run (default 8 MiB); the rest is listed in files_skipped."},
+      {"languages.enabled", "string[]", "Languages offered to clients (known names only); empty = all installed."},
       {"languages.default_isolation", "string",
        "Tier for runs that name none: \"native\" (default) or \"wasm\"; a language without it uses its other tier."},
       {"pool.enabled", "boolean", "Keep jails created ahead of time in `airlock serve`'s runner (default true)."},

@@ -44,6 +44,11 @@ struct HttpConfig {
   uint64_t session_idle_timeout_s = 3600;
   int threads = 32;  // HTTP worker threads (one per open connection/stream)
   uint64_t max_sessions = 1024;
+  // A request's body must arrive within body_timeout_s of its header, at
+  // body_min_rate bytes/s or more (0: no minimum), before a worker thread
+  // takes it; else 408 (docs/http.md).
+  uint64_t body_timeout_s = 30;
+  uint64_t body_min_rate = 1024;
   // The operators' console (docs/console.md): on when API keys are
   // (keys_file or api_keys; only an admin role's API key signs in) and
   // `console_enabled`.
@@ -54,6 +59,10 @@ struct HttpConfig {
   // The console is reached over HTTPS (a TLS-terminating proxy in front):
   // its cookie gets Secure and the expected Origin is https://<Host>.
   bool console_https = false;
+  // Failed console sign-ins per client address: after this many within
+  // the window, sign-in answers 429 until the window ends.
+  uint64_t console_signin_max_failures = 5;
+  uint64_t console_signin_window_s = 60;
 };
 
 struct ServerConfig {
@@ -61,9 +70,20 @@ struct ServerConfig {
   uint64_t max_message_bytes = 4u << 20;  // one JSON-RPC message (stdio line / POST body)
   int max_concurrent_runs = 0;            // 0: number of cores
   int max_queued_runs = 16;
+  // One caller (an API key's user, the token, an anonymous MCP session, the
+  // stdio user) may hold at most this many of the run slots (0: slots - 1
+  // when there are 2 or more slots, else 1) and this many places in the
+  // queue (0: half the queue, at least 1); past either the call is busy.
+  int max_concurrent_runs_per_caller = 0;
+  int max_queued_runs_per_caller = 0;
   // On SIGTERM/SIGINT (HTTP): calls in flight get this long to finish, then
   // they are cancelled ("airlock is shutting down").
   uint64_t shutdown_grace_s = 30;
+  // /readyz is 503 while any enabled connector (mcpServers) is down. Off by
+  // default: run_code needs no connector, and a downstream server outside
+  // airlock's control should not take the whole gateway out of rotation
+  // (search_tools and execute name a down connector either way).
+  bool readyz_requires_connectors = false;
   // Where airlock keeps its state (audit.db, codetools.db). Empty: the
   // default, ResolvedStateDir().
   std::string state_dir;
@@ -91,6 +111,9 @@ struct LimitsConfig {
   uint64_t max_files = 64;
   uint64_t max_file_bytes = 8u << 20;
   uint64_t max_total_file_bytes = 32u << 20;
+  // All output files of one run together (read in the jail up to this and
+  // no further; what is left out is listed in files_skipped).
+  uint64_t max_output_files_total_bytes = 8u << 20;
 };
 
 // "pool": jails created ahead of time by the runner of `airlock serve`
@@ -209,6 +232,9 @@ struct Config {
 
   // max_concurrent_runs with 0 resolved to the number of online cores.
   int ResolvedMaxConcurrentRuns() const;
+  // server.max_*_runs_per_caller with their 0 defaults resolved.
+  int ResolvedMaxConcurrentRunsPerCaller() const;
+  int ResolvedMaxQueuedRunsPerCaller() const;
   // sessions.max_total, or: physical memory / (2 x limits.default_memory_mb),
   // at least 1 and at most 64.
   uint64_t ResolvedMaxSessions() const;

@@ -53,8 +53,11 @@ void SetConsoleHeaders(httplib::Response& res) {
   res.set_header("Cross-Origin-Resource-Policy", "same-origin");
 }
 
-ConsoleHttp::ConsoleHttp(ConsoleDeps deps, ConsoleSessionOptions options)
-    : deps_(std::move(deps)), prefix_(options.cookie_path), sessions_(std::move(options)) {}
+ConsoleHttp::ConsoleHttp(ConsoleDeps deps, ConsoleSessionOptions options, SignInThrottle::Options signin)
+    : deps_(std::move(deps)),
+      prefix_(options.cookie_path),
+      sessions_(std::move(options)),
+      signin_throttle_(std::move(signin)) {}
 
 void ConsoleHttp::Audit(const std::string& kind, const std::string& actor, const std::string& target,
                         const json& detail) {
@@ -144,9 +147,30 @@ void ConsoleHttp::Api(const httplib::Request& req, httplib::Response& res, std::
   (this->*handler)(Call{req, res, *s, p});
 }
 
+void ConsoleHttp::DenySignIn(const std::string& source, const std::string& actor, const std::string& target,
+                             json detail) {
+  if (std::optional<uint64_t> attempts = signin_throttle_.Failed(source)) {
+    detail["source"] = source;
+    detail["attempts"] = *attempts;
+    Audit("console_signin_denied", actor, target, detail);
+  }
+}
+
 void ConsoleHttp::SignIn(const httplib::Request& req, httplib::Response& res) {
+  // Failed sign-ins are limited per client address: past the limit no key
+  // is looked at (a correct one waits the window out too).
+  const std::string& source = req.remote_addr;
+  if (SignInThrottle::Verdict v = signin_throttle_.Check(source); v.retry_after_s > 0) {
+    if (v.audit_attempts) {
+      Audit("console_signin_denied", "", "",
+            {{"reason", "too many failed sign-ins"}, {"source", source}, {"attempts", *v.audit_attempts}});
+    }
+    res.set_header("Retry-After", std::to_string(v.retry_after_s));
+    return ReplyError(res, 429, "too many failed sign-ins from this address: try again in " +
+                                    std::to_string(v.retry_after_s) + " s");
+  }
   if (CrossSite(req, deps_.tls)) {
-    Audit("console_signin_denied", "", "", {{"reason", "cross-site request"}});
+    DenySignIn(source, "", "", {{"reason", "cross-site request"}});
     return ReplyError(res, 403, "cross-site sign-in refused");
   }
   const std::string authorization = req.get_header_value("Authorization");
@@ -154,18 +178,22 @@ void ConsoleHttp::SignIn(const httplib::Request& req, httplib::Response& res) {
   std::optional<governance::Caller> who =
       !token.empty() && deps_.authenticate ? deps_.authenticate(token) : std::nullopt;
   if (!who) {
-    Audit("console_signin_denied", "", "", {{"reason", "no valid API key"}});
+    DenySignIn(source, "", "", {{"reason", "no valid API key"}});
     res.set_header("WWW-Authenticate", "Bearer realm=\"airlock console\"");
     return ReplyError(res, 401, "sign in with an admin API key (Authorization: Bearer ...)");
   }
   const governance::Role* role = deps_.policy != nullptr ? deps_.policy->FindRole(who->role) : nullptr;
   if (role == nullptr || !role->admin) {
-    Audit("console_signin_denied", who->user, who->key_id, {{"reason", "not an admin role"}, {"role", who->role}});
+    DenySignIn(source, who->user, who->key_id, {{"reason", "not an admin role"}, {"role", who->role}});
     return ReplyError(res, 403, "the console is for admin roles; role \"" + who->role + "\" is not one");
   }
   StatusOr<ConsoleSession> s = sessions_.SignIn(*who);
   if (!s.ok()) return ReplyStatus(res, s.status());
   res.set_header("Set-Cookie", sessions_.CookieFor(*s, deps_.tls));
+  if (const uint64_t refused = signin_throttle_.Succeeded(source); refused > 0) {
+    Audit("console_signin_denied", "", "",
+          {{"reason", "too many failed sign-ins"}, {"source", source}, {"attempts", refused}});
+  }
   Audit("console_signin", who->user, who->key_id, {{"role", who->role}});
   ReplyJson(res, 200,
             {{"user", s->who.user}, {"role", s->who.role}, {"csrf", s->csrf}, {"expires_at", IsoUtc(s->expires_ms)}});

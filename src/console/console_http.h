@@ -21,7 +21,9 @@
 // 403; no console session 401; a session whose API key was revoked ends on
 // its next request (401). Sign-ins (granted and refused), sign-outs,
 // cancels, every refusal of a state change and every admin action are
-// audit events.
+// audit events. Failed sign-ins are limited per client address
+// (signin_throttle.h): past the limit, 429 with Retry-After, and the
+// refusals are coalesced into one audit row per window.
 #ifndef AIRLOCK_CONSOLE_CONSOLE_HTTP_H_
 #define AIRLOCK_CONSOLE_CONSOLE_HTTP_H_
 
@@ -37,6 +39,7 @@
 #include "auth/key_store.h"
 #include "codetools/code_tool_store.h"
 #include "console/console_sessions.h"
+#include "console/signin_throttle.h"
 #include "governance/policy.h"
 #include "mcp/run_tracker.h"
 #include "mcp/httplib_fwd.h"
@@ -67,7 +70,7 @@ struct ConsoleDeps {
 class ConsoleHttp {
  public:
   // options.cookie_path is also the prefix served ("/console").
-  ConsoleHttp(ConsoleDeps deps, ConsoleSessionOptions options = {});
+  ConsoleHttp(ConsoleDeps deps, ConsoleSessionOptions options = {}, SignInThrottle::Options signin = {});
 
   // Handles every request under the prefix (the caller has checked Host).
   void Handle(const httplib::Request& req, httplib::Response& res);
@@ -87,6 +90,9 @@ class ConsoleHttp {
   void ServePage(const httplib::Request& req, httplib::Response& res, std::string_view rest);
   void Api(const httplib::Request& req, httplib::Response& res, std::string_view api_path);
   void SignIn(const httplib::Request& req, httplib::Response& res);
+  // A refused sign-in: counted for its source, audited unless coalesced.
+  void DenySignIn(const std::string& source, const std::string& actor, const std::string& target,
+                  nlohmann::json detail);
   // The signed-in session of `req`, or nullopt after writing 401.
   std::optional<ConsoleSession> Session(const httplib::Request& req, httplib::Response& res);
   // For state changes: same origin and the CSRF token, else 403 (audited).
@@ -111,6 +117,7 @@ class ConsoleHttp {
   const ConsoleDeps deps_;
   const std::string prefix_;
   ConsoleSessions sessions_;
+  SignInThrottle signin_throttle_;
 };
 
 // The headers every console answer carries.

@@ -153,6 +153,38 @@ std::vector<ToolEntry> Gateway::EntriesOf(Connector& connector) {
   return entries;
 }
 
+std::vector<Gateway::Unavailable> Gateway::UnavailableConnectors(const std::set<std::string>* connectors) const {
+  std::vector<Unavailable> down;
+  for (const auto& [name, connector] : connectors_) {
+    if (connectors != nullptr && connectors->count(name) == 0) continue;
+    const nlohmann::json h = connector->Health();
+    const std::string error = h.value("error", std::string());
+    if (!h.value("connected", false) && !error.empty()) down.push_back({name, error});
+  }
+  return down;
+}
+
+bool Gateway::AllConnected() const {
+  for (const auto& [name, connector] : connectors_) {
+    if (!connector->connected()) return false;
+  }
+  return true;
+}
+
+nlohmann::json Gateway::ToJson(const std::vector<Unavailable>& down) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const Unavailable& u : down) list.push_back({{"connector", u.connector}, {"error", u.error}});
+  return list;
+}
+
+std::string Gateway::Describe(const std::vector<Unavailable>& down) {
+  std::string text = down.size() == 1 ? "connector unavailable: " : "connectors unavailable: ";
+  for (size_t i = 0; i < down.size(); ++i) {
+    text += (i ? "; " : "") + down[i].connector + " (" + down[i].error + ")";
+  }
+  return text;
+}
+
 std::vector<ToolEntry> Gateway::ListTools(const ToolFilter& filter, const std::set<std::string>* connectors) {
   std::vector<ToolEntry> all;
   for (auto& [name, connector] : connectors_) {

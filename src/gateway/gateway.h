@@ -167,6 +167,22 @@ class Gateway {
                        std::chrono::milliseconds timeout = std::chrono::milliseconds(0),
                        const ToolFilter& filter = nullptr);
 
+  // Connectors (of `connectors`, or all) that are down with a known cause:
+  // not connected, and their last attempt failed. Their tools are missing
+  // from ListTools/Search (or stale), so callers say so to the agent.
+  // Never connects or blocks on a server.
+  struct Unavailable {
+    std::string connector;
+    std::string error;
+  };
+  std::vector<Unavailable> UnavailableConnectors(const std::set<std::string>* connectors = nullptr) const;
+  // Every enabled connector is connected now (true without connectors).
+  bool AllConnected() const;
+  // [{"connector", "error"}] of UnavailableConnectors.
+  static nlohmann::json ToJson(const std::vector<Unavailable>& down);
+  // "connector(s) unavailable: memory (the server exited: ...); crm (...)".
+  static std::string Describe(const std::vector<Unavailable>& down);
+
   std::vector<std::string> connector_names() const;
   // nullptr if there is no such (enabled) connector.
   Connector* connector(const std::string& name) const;

@@ -270,6 +270,12 @@ const Endpoint* Policy::DefaultEndpoint() const {
   return endpoints_.size() == 1 ? &endpoints_[0] : nullptr;
 }
 
+std::string Policy::EndpointNames() const {
+  std::string out;
+  for (const Endpoint& e : endpoints_) out += (out.empty() ? "" : ", ") + e.name;
+  return out;
+}
+
 bool Policy::IsAdmin(const Caller& c) const {
   const Role* r = FindRole(c.role);
   return r != nullptr && r->admin;

@@ -57,12 +57,21 @@ namespace airlock::governance {
 
 // Who is calling, fixed for the life of an MCP session.
 struct Caller {
-  std::string user{};         // "alice", "token", "anonymous", the stdio user
+  // "alice", "token", the stdio user; over HTTP without any authentication
+  // "anonymous:<tag>", one per MCP session (tag: 16 hex digits of the
+  // SHA-256 of its Mcp-Session-Id), so anonymous clients never share.
+  std::string user{};
   std::string role{};         // a role name (may be undefined: then nothing is visible)
   std::string auth{};         // "api_key" | "token" | "none" | "stdio" | "cli"
   std::string key_id{};       // the API key's id, "" otherwise
   std::string endpoint{};     // the endpoint's name
   std::string client{};       // MCP clientInfo "name/version" (set at initialize)
+
+  // The caller's identity: the one key for what it owns and what per-caller
+  // limits count against (code sessions, runs in flight): "api_key:alice",
+  // "token:token", "stdio:root", "none:anonymous:<tag>". Every API key of
+  // one user is one identity; every anonymous MCP session is its own.
+  std::string identity() const { return auth + ":" + user; }
 };
 
 // "*" matches any run of bytes (including none); everything else is literal.
@@ -127,6 +136,8 @@ class Policy {
   // The endpoint stdio serves when none is named: "default" if it exists,
   // else the only one; nullptr if ambiguous.
   const Endpoint* DefaultEndpoint() const;
+  // The endpoints' names for a message: "gw, team" (in endpoints() order).
+  std::string EndpointNames() const;
 
   const StdioAccess& stdio() const { return stdio_; }
   const std::string& token_role() const { return token_role_; }

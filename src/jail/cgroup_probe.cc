@@ -288,10 +288,15 @@ HostPlan DetectHost() {
     return plan;
   }
   plan.report = CgroupReport();
-  plan.report.detail = "no usable cgroups (v2: " + v2_why + "; v1: " + v1_why +
-                       "). Fix: run airlock as root, or start it in a delegated cgroup of its own, e.g. "
-                       "`systemd-run --user --scope -p Delegate=yes airlock ...` (the same for a test binary run directly)";
+  plan.report.detail = "no usable cgroups (v2: " + v2_why + "; v1: " + v1_why + ")";
   return plan;
+}
+
+std::string CgroupRemedy() {
+  return "Fix, one of: run airlock as root; or start it in a cgroup delegated to uid " + std::to_string(::geteuid()) +
+         " (cgroup v2: `systemd-run --user --scope -p Delegate=yes airlock serve ...`, or a systemd unit with "
+         "User= and Delegate=yes; see docs/deploy.md); or start it with --allow-degraded to run code with "
+         "rlimits only (no cgroup memory/pids limits)";
 }
 
 }  // namespace airlock::jail::cgroup_probe

@@ -51,6 +51,10 @@ struct HostPlan {
 };
 HostPlan DetectHost();
 
+// What to do when this process cannot use cgroups ("Fix, one of: run
+// airlock as root; ... --allow-degraded ..."), naming our effective uid.
+std::string CgroupRemedy();
+
 }  // namespace airlock::jail::cgroup_probe
 
 #endif  // AIRLOCK_JAIL_CGROUP_PROBE_H_

@@ -11,6 +11,7 @@
 #include <fstream>
 
 #include "base/self_exe.h"
+#include "jail/cgroup_probe.h"
 
 namespace airlock::jail {
 namespace {
@@ -71,6 +72,7 @@ std::vector<LayerStatus> JailHost::Probe(const HostOptions& options) {
     std::string detail = std::string(mode) + ": memory=" + (r.memory ? "yes" : "no") +
                          " swap-off=" + (r.memory_swap ? "yes" : "no") + " pids=" + (r.pids ? "yes" : "no") +
                          " cpu=" + (r.cpu ? "yes" : "no") + (r.detail.empty() ? "" : "; " + r.detail);
+    if (!ok) detail += ". " + cgroup_probe::CgroupRemedy();
     layers.push_back({"cgroups (memory, pids, cpu)", ok, !options.allow_degraded, detail});
   }
   return layers;
@@ -95,10 +97,10 @@ StatusOr<std::unique_ptr<JailHost>> JailHost::Create(const HostOptions& options)
     host->cgroups_ = std::move(cg).value();
   } else if (!options.allow_degraded) {
     return FailedPrecondition(
-        "cgroups with memory and pids controllers are unavailable (" +
+        "cgroup memory/pids controllers are not usable by uid " + std::to_string(geteuid()) + " (" +
         (cg.ok() ? (*cg)->report().detail : cg.status().message()) +
-        "); refusing to run without memory and process limits. Run `airlock doctor`, or pass "
-        "--allow-degraded to run with rlimits only");
+        "); refusing to run without memory and process limits. " + cgroup_probe::CgroupRemedy() +
+        ". `airlock doctor` shows every layer");
   }
   host->slots_in_use_.assign(options.uid_count, false);
   return host;

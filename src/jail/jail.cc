@@ -333,6 +333,7 @@ ExecResult Jail::Exec(const ExecRequest& request, CancelToken* cancel) {
   msg["output_globs"] = request.output_globs;
   msg["max_output_files"] = request.max_output_files;
   msg["max_output_file_bytes"] = request.max_output_file_bytes;
+  msg["max_output_files_total_bytes"] = request.max_output_files_total_bytes;
   std::vector<int> fds = {io->in_read.get(), io->out_write.get(), io->err_write.get()};
   if (request.bridge_fd >= 0) fds.push_back(request.bridge_fd);
   Status sent = SendMessage(channel_.get(), msg, fds);
@@ -408,7 +409,8 @@ ExecResult Jail::Resume(const ResumeRequest& request, CancelToken* cancel) {
               {"cpu_seconds", CpuSeconds(request.limits)},
               {"output_globs", request.output_globs},
               {"max_output_files", request.max_output_files},
-              {"max_output_file_bytes", request.max_output_file_bytes}};
+              {"max_output_file_bytes", request.max_output_file_bytes},
+              {"max_output_files_total_bytes", request.max_output_files_total_bytes}};
   if (Status sent = SendMessage(channel_.get(), msg); !sent.ok()) {
     result.error = "sending the input to the jail: " + sent.message();
     Kill();
@@ -570,16 +572,7 @@ ExecResult Jail::Supervise(const Limits& lim, const std::string& stdin_data, Std
   result.signal = exit_msg.value("signal", 0);
   result.outcome = result.signal ? ExecResult::Outcome::kSignaled : ExecResult::Outcome::kExited;
   if (result.cpu_ms == 0) result.cpu_ms = exit_msg.value("cpu_ms", 0ull);
-  if (exit_msg.contains("files") && exit_msg["files"].is_array()) {
-    for (const auto& f : exit_msg["files"]) {
-      CollectedFile cf;
-      cf.name = f.value("name", "");
-      Base64Decode(f.value("content_b64", ""), &cf.content);
-      cf.size = f.value("size", 0ull);
-      cf.truncated = f.value("truncated", false);
-      result.files.push_back(std::move(cf));
-    }
-  }
+  ReadCollectedFiles(exit_msg, &result);
   return result;
 }
 

@@ -88,6 +88,8 @@ struct ExecRequest {
   std::vector<std::string> output_globs;    // collected after the exit
   uint64_t max_output_file_bytes = 8u << 20;
   uint32_t max_output_files = 32;
+  // All collected output files together; reading stops at this budget.
+  uint64_t max_output_files_total_bytes = 8u << 20;
   Limits limits;
   const BpfProgram* seccomp = nullptr;  // required; owned by the caller
   // Optional extra channel (e.g. one end of a socketpair) that the program
@@ -106,6 +108,8 @@ struct ResumeRequest {
   std::vector<std::string> output_globs;
   uint64_t max_output_file_bytes = 8u << 20;
   uint32_t max_output_files = 32;
+  // All collected output files together; reading stops at this budget.
+  uint64_t max_output_files_total_bytes = 8u << 20;
   // wall_ms, cpu_ms (lowered with prlimit; it can only go down from what
   // Start set) and the output caps apply from the resume on; the other
   // rlimits are those given to Start.
@@ -117,6 +121,16 @@ struct CollectedFile {
   std::string content;
   uint64_t size = 0;
   bool truncated = false;
+};
+
+// A regular file in /work that was not returned: one the output globs
+// matched but a cap left out (reason "max_output_files" or
+// "max_output_files_total_bytes"), or one no glob matched (reason
+// "not_requested"), so the caller can be told what is there.
+struct FileNote {
+  std::string name;
+  uint64_t size = 0;
+  std::string reason;
 };
 
 struct ExecResult {
@@ -142,6 +156,10 @@ struct ExecResult {
   uint64_t cpu_ms = 0;
   uint64_t peak_memory_bytes = 0;
   std::vector<CollectedFile> files;
+  // Matched files left out by the count or total-bytes cap, then files no
+  // glob matched; each list bounded (jail/init/files.h).
+  std::vector<FileNote> files_skipped;
+  std::vector<FileNote> files_left;
   std::string error;
 };
 
@@ -159,6 +177,8 @@ struct TurnRequest {
   std::vector<std::string> output_globs;
   uint64_t max_output_file_bytes = 8u << 20;
   uint32_t max_output_files = 32;
+  // All collected output files together; reading stops at this budget.
+  uint64_t max_output_files_total_bytes = 8u << 20;
   // wall_ms (the turn's clock), max_stdout_bytes, max_stderr_bytes and
   // kill_on_output_limit apply to the turn; the rest were set at the start.
   Limits limits;

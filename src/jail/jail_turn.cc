@@ -320,7 +320,8 @@ TurnResult Jail::Turn(const TurnRequest& request, CancelToken* cancel) {
   StatusOr<json> done = Ask({{"type", "turn_end"},
                              {"output_globs", request.output_globs},
                              {"max_output_files", request.max_output_files},
-                             {"max_output_file_bytes", request.max_output_file_bytes}});
+                             {"max_output_file_bytes", request.max_output_file_bytes},
+                             {"max_output_files_total_bytes", request.max_output_files_total_bytes}});
   stats();
   if (!done.ok() || done->value("type", "") != "turn_done") {
     end_turn(ExecResult::Outcome::kJailError,
@@ -329,16 +330,7 @@ TurnResult Jail::Turn(const TurnRequest& request, CancelToken* cancel) {
     return out;
   }
   out.program_alive = done->value("alive", false);
-  if (auto files = done->find("files"); files != done->end() && files->is_array()) {
-    for (const json& f : *files) {
-      CollectedFile cf;
-      cf.name = f.value("name", "");
-      Base64Decode(f.value("content_b64", ""), &cf.content);
-      cf.size = f.value("size", 0ull);
-      cf.truncated = f.value("truncated", false);
-      result.files.push_back(std::move(cf));
-    }
-  }
+  ReadCollectedFiles(*done, &result);
   if (!out.program_alive) {
     result.exit_code = done->value("exit_code", -1);
     result.signal = done->value("signal", 0);

@@ -52,6 +52,30 @@ json FilesMessage(const std::vector<FileEntry>& files) {
   return out;
 }
 
+void ReadCollectedFiles(const json& msg, ExecResult* result) {
+  if (auto files = msg.find("files"); files != msg.end() && files->is_array()) {
+    for (const json& f : *files) {
+      if (!f.is_object()) continue;
+      CollectedFile cf;
+      cf.name = f.value("name", "");
+      Base64Decode(f.value("content_b64", ""), &cf.content);
+      cf.size = f.value("size", 0ull);
+      cf.truncated = f.value("truncated", false);
+      result->files.push_back(std::move(cf));
+    }
+  }
+  auto notes = [&msg](const char* key, std::vector<FileNote>* out) {
+    auto it = msg.find(key);
+    if (it == msg.end() || !it->is_array()) return;
+    for (const json& n : *it) {
+      if (!n.is_object()) continue;
+      out->push_back({n.value("name", ""), n.value("size", 0ull), n.value("reason", "")});
+    }
+  };
+  notes("files_skipped", &result->files_skipped);
+  notes("files_left", &result->files_left);
+}
+
 uint64_t MsSince(Clock::time_point t) {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t).count());
 }

@@ -37,6 +37,10 @@ nlohmann::json ProgramMessage(const char* type, const ExecRequest& request);
 
 nlohmann::json FilesMessage(const std::vector<FileEntry>& files);
 
+// Reads init's "files", "files_skipped" and "files_left" (an exit or
+// turn_done message) into `result`.
+void ReadCollectedFiles(const nlohmann::json& msg, ExecResult* result);
+
 // Blocks SIGPIPE in the calling thread while alive, so that writing stdin to
 // a program that exited without reading it is EPIPE, not a dead supervisor;
 // consumes a SIGPIPE that became pending meanwhile and restores the mask.

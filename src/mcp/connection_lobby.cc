@@ -5,12 +5,22 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <strings.h>
+
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <string_view>
 #include <vector>
 
 namespace airlock::mcp {
+namespace {
+
+// A body over the limit is read and dropped before the 413 up to this size
+// (or twice the limit); a larger one is refused at once.
+constexpr uint64_t kMaxDrainBytes = 16 << 20;
+
+}  // namespace
 
 size_t RequestHeaderLength(std::string_view bytes) {
   const size_t crlf = bytes.find("\r\n\r\n");
@@ -78,30 +88,116 @@ void ConnectionLobby::Close(int fd) {
   close(fd);
 }
 
+void ConnectionLobby::Refuse(int fd, std::string_view status) {
+  const std::string answer =
+      "HTTP/1.1 " + std::string(status) + "\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+  [[maybe_unused]] ssize_t n = send(fd, answer.data(), answer.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+  Close(fd);
+}
+
+void ConnectionLobby::HandOver(int fd, std::unique_lock<std::mutex>& lock) {
+  epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, fd, nullptr);
+  auto it = waiting_.find(fd);
+  std::string request = std::move(it->second.request);
+  waiting_.erase(it);
+  lock.unlock();
+  ready_(fd, std::move(request));
+}
+
 void ConnectionLobby::Check(int fd, uint32_t events) {
-  std::vector<char>& peeked = peek_buffer_;  // only this thread checks
-  peeked.resize(options_.max_header_bytes);
-  const ssize_t n = recv(fd, peeked.data(), peeked.size(), MSG_PEEK | MSG_DONTWAIT);
   std::unique_lock<std::mutex> lock(mu_);
   auto it = waiting_.find(fd);
   if (it == waiting_.end()) return;
+  Waiting& w = it->second;
+  if (w.in_body) return ReadBody(fd, w, lock);
+  std::vector<char>& peeked = peek_buffer_;  // only this thread checks
+  peeked.resize(options_.max_header_bytes);
+  const ssize_t n = recv(fd, peeked.data(), peeked.size(), MSG_PEEK | MSG_DONTWAIT);
   if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) return Close(fd);  // EOF or error
   if (n < 0) return;
-  if (RequestHeaderLength(std::string_view(peeked.data(), static_cast<size_t>(n))) != std::string_view::npos) {
-    epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, fd, nullptr);
-    waiting_.erase(it);
-    lock.unlock();
-    ready_(fd);
-    return;
-  }
+  const size_t len = RequestHeaderLength(std::string_view(peeked.data(), static_cast<size_t>(n)));
+  if (len != std::string_view::npos) return StartBody(fd, w, std::string_view(peeked.data(), len), lock);
   // Too long, or the client stopped sending (FIN) before its header ended.
   if (static_cast<size_t>(n) >= options_.max_header_bytes || (events & (EPOLLRDHUP | EPOLLHUP)) != 0) {
     return Close(fd);
   }
-  if (!it->second.first_byte_seen) {  // a kept-alive connection's next request begins
-    it->second.first_byte_seen = true;
-    it->second.deadline = Clock::now() + options_.header_deadline;
+  if (!w.first_byte_seen) {  // a kept-alive connection's next request begins
+    w.first_byte_seen = true;
+    w.deadline = Clock::now() + options_.header_deadline;
   }
+}
+
+void ConnectionLobby::StartBody(int fd, Waiting& w, std::string_view header, std::unique_lock<std::mutex>& lock) {
+  const std::optional<RequestHead> head = ParseRequestHead(header);
+  const BodyFraming body = head ? FramingOf(*head) : BodyFraming{BodyFraming::kInvalid};
+  if (body.kind == BodyFraming::kInvalid || body.kind == BodyFraming::kChunked) {
+    ++refused_;
+    return Refuse(fd, body.kind == BodyFraming::kChunked ? "411 Length Required" : "400 Bad Request");
+  }
+  // Too large: 413, after reading (and dropping) the body so that the
+  // client, still sending it, sees the answer rather than a reset; a body
+  // far over the limit is not waited for.
+  const uint64_t limit = options_.body_limit ? options_.body_limit(*head) : UINT64_MAX;
+  if (body.kind == BodyFraming::kLength && body.length > limit) {
+    if (body.length > std::max<uint64_t>(kMaxDrainBytes, 2 * limit)) {
+      ++refused_;
+      return Refuse(fd, "413 Payload Too Large");
+    }
+    w.discard = true;
+  }
+  // The header was peeked: read it now (exactly it, not what follows).
+  w.request.resize(header.size());
+  const ssize_t got = recv(fd, w.request.data(), header.size(), MSG_DONTWAIT);
+  if (got != static_cast<ssize_t>(header.size())) return Close(fd);
+  w.got = header.size();
+  if (body.kind == BodyFraming::kNone) return HandOver(fd, lock);
+  const auto now = Clock::now();
+  w.in_body = true;
+  w.want = header.size() + body.length;
+  w.rate_mark = header.size();
+  w.body_deadline = now + options_.body_deadline;
+  w.deadline = options_.body_min_rate == 0 ? w.body_deadline : std::min(now + options_.rate_window, w.body_deadline);
+  const std::optional<std::string> expect = head->Header("Expect");
+  if (expect && strcasecmp(expect->c_str(), "100-continue") == 0) {
+    static constexpr char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
+    [[maybe_unused]] ssize_t n = send(fd, kContinue, sizeof kContinue - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+  }
+  ReadBody(fd, w, lock);  // edge-triggered: what already arrived gives no new event
+}
+
+void ConnectionLobby::ReadBody(int fd, Waiting& w, std::unique_lock<std::mutex>& lock) {
+  char chunk[64 << 10];
+  while (w.got < w.want) {
+    const ssize_t n = recv(fd, chunk, std::min(sizeof chunk, w.want - w.got), MSG_DONTWAIT);
+    if (n > 0) {
+      if (!w.discard) w.request.append(chunk, static_cast<size_t>(n));
+      w.got += static_cast<size_t>(n);
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else if (n < 0 && errno == EAGAIN) {
+      return;  // more later
+    } else {
+      return Close(fd);  // EOF before the body's end, or an error
+    }
+  }
+  if (w.discard) {
+    ++refused_;
+    return Refuse(fd, "413 Payload Too Large");
+  }
+  HandOver(fd, lock);
+}
+
+void ConnectionLobby::Expire(int fd, Waiting& w, Clock::time_point now) {
+  if (!w.in_body) return Close(fd);
+  const uint64_t window_need =
+      options_.body_min_rate * static_cast<uint64_t>(options_.rate_window.count()) / 1000;
+  const uint64_t need = std::min<uint64_t>(w.want - w.rate_mark, window_need);
+  if (now >= w.body_deadline || w.got - w.rate_mark < need) {
+    ++slow_bodies_;
+    return Refuse(fd, "408 Request Timeout");
+  }
+  w.rate_mark = w.got;
+  w.deadline = std::min(now + options_.rate_window, w.body_deadline);
 }
 
 void ConnectionLobby::Loop() {
@@ -121,7 +217,7 @@ void ConnectionLobby::Loop() {
           timeout_ms = static_cast<int>(std::min<int64_t>(timeout_ms, ms));
         }
       }
-      for (int fd : expired) Close(fd);
+      for (int fd : expired) Expire(fd, waiting_.at(fd), now);
     }
     const int n = epoll_wait(epoll_.get(), events.data(), static_cast<int>(events.size()), timeout_ms);
     for (int i = 0; i < n; ++i) {

@@ -1,35 +1,48 @@
 // Where the HTTP server's connections wait while they have no complete
-// request header: one epoll thread for all of them, no worker thread each.
+// request: one epoll thread for all of them, no worker thread each.
 //
 // cpp-httplib gives every connection a pool thread from accept to close, so
-// a client that sends its header one byte a second (slowloris), or just
-// keeps an idle keep-alive connection open, holds a thread; `threads` such
-// clients stop the server. Here a connection reaches the pool only once its
-// whole header is in the kernel's buffer (peeked, not read), and goes back
-// to the lobby between keep-alive requests.
+// a client that sends its header one byte a second (slowloris), trickles a
+// body it announced as large, or just keeps an idle keep-alive connection
+// open, holds a thread; `threads` such clients stop the server. Here a
+// connection reaches the pool only once its whole request, header and body,
+// has been read, and goes back to the lobby between keep-alive requests.
 //
-//   ConnectionLobby lobby({}, [&](int fd) { pool.enqueue([fd] { Serve(fd); }); });
+//   ConnectionLobby lobby({}, [&](int fd, std::string request) {
+//     pool.enqueue([fd, request] { Serve(fd, request); });
+//   });
 //   lobby.Add(accepted_fd, /*kept_alive=*/false);
 //
-// Deadlines: a new connection has header_deadline to deliver its header; a
-// kept-alive one has idle_timeout for its next request's first byte, then
-// header_deadline from that byte. A connection past its deadline, at EOF,
-// in error, half-closed before its header ended, or whose header exceeds
-// max_header_bytes is closed. Thread-safe.
+// Header: a new connection has header_deadline to deliver its header (it is
+// peeked while incomplete, then read); a kept-alive one has idle_timeout
+// for its next request's first byte, then header_deadline from that byte.
+// Past its deadline, at EOF, in error, half-closed before its header ended,
+// or with a header over max_header_bytes, a connection is closed.
+//
+// Body (Content-Length only; a chunked body gets 411 Length Required): read
+// here, exactly its length (a pipelined next request stays in the kernel),
+// within body_deadline of the header's end and at body_min_rate bytes/s or
+// more over every rate_window; a slower one gets 408 and is closed. A body
+// longer than body_limit(head) gets 413 (read and dropped first when it is
+// not far over, so the client sees the answer); a malformed Content-Length
+// 400. "Expect: 100-continue" is answered here. Thread-safe.
 #ifndef AIRLOCK_MCP_CONNECTION_LOBBY_H_
 #define AIRLOCK_MCP_CONNECTION_LOBBY_H_
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <mutex>
+#include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
 
 #include "base/unique_fd.h"
+#include "mcp/request_head.h"
 
 namespace airlock::mcp {
 
@@ -45,10 +58,17 @@ class ConnectionLobby {
     std::chrono::milliseconds idle_timeout{5000};
     size_t max_header_bytes = 64 << 10;
     size_t max_waiting = 8192;  // more waiting connections: new ones are closed
+    std::chrono::milliseconds body_deadline{30000};  // the whole body, from the header's end
+    uint64_t body_min_rate = 1024;                   // bytes/s over each rate_window; 0: none
+    std::chrono::milliseconds rate_window{5000};
+    // The largest body accepted for a request with this head (larger: 413).
+    // Unset: any.
+    std::function<uint64_t(const RequestHead&)> body_limit;
   };
-  // Called on the lobby's thread with a connection whose header is complete;
-  // it now owns the fd.
-  using ReadyFn = std::function<void(int fd)>;
+  // Called on the lobby's thread with a connection whose request is
+  // complete: `request` is its header and body, already read from the fd;
+  // the callee now owns the fd.
+  using ReadyFn = std::function<void(int fd, std::string request)>;
 
   ConnectionLobby(Options options, ReadyFn ready);
   ~ConnectionLobby();  // Stop()
@@ -61,16 +81,36 @@ class ConnectionLobby {
   // Closes every waiting connection and joins the thread; idempotent.
   void Stop();
   size_t waiting() const;
+  // Connections closed with 408 because their body was too slow, and
+  // requests refused here (400, 411, 413), since the start.
+  uint64_t slow_bodies() const { return slow_bodies_; }
+  uint64_t refused() const { return refused_; }
 
  private:
   struct Waiting {
-    Clock::time_point deadline;
-    bool first_byte_seen;
+    Clock::time_point deadline;  // header: its deadline; body: the next rate check
+    bool first_byte_seen = false;
+    bool in_body = false;
+    std::string request;  // body: the header and the body so far
+    size_t got = 0;       // body: bytes of the request read
+    size_t want = 0;      // body: the request's whole length
+    bool discard = false;  // body: over body_limit, read only to answer 413
+    Clock::time_point body_deadline;
+    size_t rate_mark = 0;  // request.size() at the last rate check
   };
   void Loop();
   // Handles a readiness event: hands over, keeps waiting, or closes.
   void Check(int fd, uint32_t events);
+  // The header is complete (`len` bytes): refuse, hand over, or read the body.
+  void StartBody(int fd, Waiting& w, std::string_view header, std::unique_lock<std::mutex>& lock);
+  // Reads what has arrived of the body; hands over once it is whole.
+  void ReadBody(int fd, Waiting& w, std::unique_lock<std::mutex>& lock);
+  void HandOver(int fd, std::unique_lock<std::mutex>& lock);
+  // A deadline passed (mu_ held).
+  void Expire(int fd, Waiting& w, Clock::time_point now);
   void Close(int fd);  // mu_ held
+  // Writes a one-line error answer (best effort, never blocks), then closes.
+  void Refuse(int fd, std::string_view status);  // mu_ held
 
   const Options options_;
   const ReadyFn ready_;
@@ -80,6 +120,8 @@ class ConnectionLobby {
   std::map<int, Waiting> waiting_;
   std::vector<char> peek_buffer_;  // the lobby thread's
   bool stopped_ = false;
+  std::atomic<uint64_t> slow_bodies_{0};
+  std::atomic<uint64_t> refused_{0};
   std::thread thread_;
 };
 

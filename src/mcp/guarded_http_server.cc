@@ -15,17 +15,13 @@
 namespace airlock::mcp {
 namespace {
 
-// httplib::Stream over a connected socket. The request header, which the
-// lobby saw complete in the kernel's buffer, is read in one go; everything
-// else is read exactly as asked (httplib asks for the body's remaining
-// length, or byte by byte for chunk lines), so nothing of a next request is
-// consumed.
+// httplib::Stream over a connected socket. The request, header and body,
+// was read by the lobby and is served from `request`; anything read beyond
+// it (nothing, unless httplib misjudges the body) comes from the socket.
 class SocketStream : public httplib::Stream {
  public:
-  SocketStream(int fd, int read_timeout_ms, int write_timeout_ms)
-      : fd_(fd), read_timeout_ms_(read_timeout_ms), write_timeout_ms_(write_timeout_ms) {
-    PrefetchHeader();
-  }
+  SocketStream(int fd, std::string request, int read_timeout_ms, int write_timeout_ms)
+      : fd_(fd), read_timeout_ms_(read_timeout_ms), write_timeout_ms_(write_timeout_ms), buf_(std::move(request)) {}
 
   bool is_readable() const override { return pos_ < buf_.size() || Poll(POLLIN, read_timeout_ms_); }
   bool is_writable() const override { return Poll(POLLOUT, write_timeout_ms_) && Alive(); }
@@ -63,17 +59,6 @@ class SocketStream : public httplib::Stream {
   socket_t socket() const override { return fd_; }
 
  private:
-  void PrefetchHeader() {
-    char peek[64 << 10];
-    const ssize_t n = recv(fd_, peek, sizeof peek, MSG_PEEK | MSG_DONTWAIT);
-    if (n <= 0) return;
-    const size_t len = RequestHeaderLength(std::string_view(peek, static_cast<size_t>(n)));
-    if (len == std::string_view::npos) return;
-    buf_.resize(len);
-    ssize_t got = recv(fd_, buf_.data(), len, MSG_DONTWAIT);
-    buf_.resize(got > 0 ? static_cast<size_t>(got) : 0);
-  }
-
   bool Poll(short events, int timeout_ms) const {
     pollfd p{fd_, events, 0};
     int r;
@@ -142,14 +127,14 @@ class LockedTaskQueue : public httplib::TaskQueue {
 }  // namespace
 
 GuardedHttpServer::GuardedHttpServer(int threads, ConnectionLobby::Options lobby)
-    : lobby_(lobby, [this](int fd) {
+    : lobby_(lobby, [this](int fd, std::string request) {
         httplib::TaskQueue* pool = pool_.load();
         if (pool == nullptr || shutting_down_) {
           shutdown(fd, SHUT_RDWR);
           close(fd);
           return;
         }
-        pool->enqueue([this, fd] { ServeOne(fd); });
+        pool->enqueue([this, fd, request = std::move(request)]() mutable { ServeOne(fd, std::move(request)); });
       }) {
   new_task_queue = [this, threads] {
     auto* pool = new LockedTaskQueue(static_cast<size_t>(threads));
@@ -175,14 +160,19 @@ bool GuardedHttpServer::process_and_close_socket(socket_t sock) {
   return true;
 }
 
-void GuardedHttpServer::ServeOne(int fd) {
+void GuardedHttpServer::ServeOne(int fd, std::string request) {
   bool connection_closed = false;
   bool ok;
+  // The lobby answered "Expect: 100-continue" already (and read the body).
+  auto setup = [this](httplib::Request& req) {
+    req.headers.erase("Expect");
+    if (filter_) filter_(req);
+  };
   {
-    SocketStream stream(fd, static_cast<int>(read_timeout_sec_ * 1000 + read_timeout_usec_ / 1000),
+    SocketStream stream(fd, std::move(request), static_cast<int>(read_timeout_sec_ * 1000 + read_timeout_usec_ / 1000),
                         static_cast<int>(write_timeout_sec_ * 1000 + write_timeout_usec_ / 1000));
     const bool close_connection = shutting_down_ || svr_sock_ == INVALID_SOCKET;
-    ok = process_request(stream, close_connection, connection_closed, filter_) && !close_connection;
+    ok = process_request(stream, close_connection, connection_closed, setup) && !close_connection;
   }
   if (ok && !connection_closed && !shutting_down_) {
     lobby_.Add(fd, /*kept_alive=*/true);

@@ -1,7 +1,9 @@
 // cpp-httplib's Server with its connections handled by airlock: a
-// connection gets a pool thread only while a request of it is being read
-// and answered (ConnectionLobby holds it otherwise), so slow or idle
-// clients cannot occupy the pool, and Shutdown() is immediate.
+// connection gets a pool thread only once a whole request of it (header and
+// body) has arrived, and only while that request is answered
+// (ConnectionLobby holds it otherwise, with deadlines for headers and
+// bodies), so slow or idle clients cannot occupy the pool, and Shutdown()
+// is immediate.
 //
 //   GuardedHttpServer http(threads, {});   // then Get/Post/... as usual
 //   http.bind_to_port(...); std::thread t([&] { http.listen_after_bind(); });
@@ -33,6 +35,7 @@ class GuardedHttpServer : public httplib::Server {
   // requests being answered finish on their threads. Idempotent.
   void Shutdown();
   size_t waiting_connections() const { return lobby_.waiting(); }
+  const ConnectionLobby& lobby() const { return lobby_; }
 
   // Called with every request once its head is parsed, before it is
   // routed (e.g. to drop a header). Set before listening.
@@ -41,9 +44,9 @@ class GuardedHttpServer : public httplib::Server {
  private:
   // httplib calls this on a pool thread for every accepted connection.
   bool process_and_close_socket(socket_t sock) override;
-  // Reads and answers one request of `fd`, then returns it to the lobby
-  // (keep-alive) or closes it.
-  void ServeOne(int fd);
+  // Answers one request of `fd` (`request`: its header and body, as the
+  // lobby read them), then returns it to the lobby (keep-alive) or closes it.
+  void ServeOne(int fd, std::string request);
 
   std::atomic<httplib::TaskQueue*> pool_{nullptr};
   std::atomic<bool> shutting_down_{false};

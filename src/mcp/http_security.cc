@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "base/encoding.h"
+
 namespace airlock::mcp {
 namespace {
 
@@ -117,6 +119,10 @@ std::string RandomSessionId() {
     out += buf;
   }
   return out;
+}
+
+std::string AnonymousUser(const std::string& mcp_session_id) {
+  return "anonymous:" + Sha256Hex(mcp_session_id).substr(0, 16);
 }
 
 }  // namespace airlock::mcp

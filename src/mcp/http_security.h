@@ -40,6 +40,12 @@ bool MetricsRequestAllowed(std::string_view remote_addr, std::string_view author
 // 128 bits from getrandom(2) as 32 lower-case hex digits.
 std::string RandomSessionId();
 
+// The user of an HTTP caller without any authentication, one per MCP session:
+// "anonymous:" + the first 16 hex digits of SHA-256(mcp_session_id). One-way,
+// so the audit log and the console name the caller without revealing the
+// session id, which is all an anonymous client holds.
+std::string AnonymousUser(const std::string& mcp_session_id);
+
 }  // namespace airlock::mcp
 
 #endif  // AIRLOCK_MCP_HTTP_SECURITY_H_

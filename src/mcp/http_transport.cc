@@ -9,6 +9,7 @@
 #include <chrono>
 #include <deque>
 #include <fstream>
+#include <iostream>
 #include <optional>
 #include <sstream>
 
@@ -31,6 +32,15 @@ constexpr int kListenBacklog = 1024;
 // after kKeepAliveIdleS.
 constexpr int kHeaderDeadlineS = 10;
 constexpr int kKeepAliveIdleS = 5;
+// Bodies read before anyone is authenticated (the lobby's body_limit): a
+// console sign-in carries its key in a header and needs no body; console
+// requests are small JSON; an MCP POST without a credential that could be
+// valid gets 401 whatever it carries.
+constexpr uint64_t kSignInMaxBody = 4 << 10;
+constexpr uint64_t kConsoleMaxBody = 64 << 10;
+constexpr uint64_t kUnauthenticatedMaxBody = 64 << 10;
+// Slow bodies cut (408) are reported on stderr at most this often.
+constexpr int kSlowBodyReportS = 60;
 
 int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch()).count();
@@ -214,6 +224,8 @@ StatusOr<HttpOptions> HttpOptionsFromConfig(const config::Config& config) {
   o.session_idle_timeout_s = h.session_idle_timeout_s;
   o.threads = h.threads;
   o.max_body_bytes = config.server.max_message_bytes;
+  o.body_timeout_s = h.body_timeout_s;
+  o.body_min_rate = h.body_min_rate;
   o.max_sessions = h.max_sessions;
   o.console_path = h.console_path;
   if (!h.token_file.empty()) {
@@ -229,9 +241,19 @@ HttpTransport::HttpTransport(McpServer& server, HttpOptions options)
     : HttpTransport(std::map<std::string, McpServer*>{{"/mcp", &server}}, std::move(options)) {}
 
 HttpTransport::HttpTransport(std::map<std::string, McpServer*> servers, HttpOptions options)
-    : servers_(std::move(servers)), options_(std::move(options)), http_(std::make_unique<GuardedHttpServer>(
-          options_.threads, ConnectionLobby::Options{.header_deadline = std::chrono::seconds(kHeaderDeadlineS),
-                                                     .idle_timeout = std::chrono::seconds(kKeepAliveIdleS)})) {}
+    : servers_(std::move(servers)),
+      options_(std::move(options)),
+      http_(std::make_unique<GuardedHttpServer>(options_.threads, LobbyOptions())) {}
+
+ConnectionLobby::Options HttpTransport::LobbyOptions() const {
+  ConnectionLobby::Options o;
+  o.header_deadline = std::chrono::seconds(kHeaderDeadlineS);
+  o.idle_timeout = std::chrono::seconds(kKeepAliveIdleS);
+  o.body_deadline = std::chrono::seconds(options_.body_timeout_s);
+  o.body_min_rate = options_.body_min_rate;
+  o.body_limit = [this](const RequestHead& head) { return BodyLimit(head); };
+  return o;
+}
 
 HttpTransport::~HttpTransport() { Stop(); }
 
@@ -354,7 +376,21 @@ bool IsConsolePath(const std::string& path, const std::string& prefix) {
 
 }  // namespace
 
-// Runs before the body is read, so rejected requests never upload it.
+uint64_t HttpTransport::BodyLimit(const RequestHead& head) const {
+  if (options_.console && IsConsolePath(head.path, options_.console_path)) {
+    return head.path == options_.console_path + "/api/signin" ? kSignInMaxBody : kConsoleMaxBody;
+  }
+  if (!servers_.count(head.path)) return kUnauthenticatedMaxBody;  // 404, 405 (/healthz ...)
+  if (options_.bearer_token.empty() && !options_.authenticate) return options_.max_body_bytes;
+  // The static token is checked here; an API key only for its form (the
+  // key store is not consulted on the lobby's thread): the worker checks it.
+  const std::string authorization = head.Header("Authorization").value_or("");
+  const bool plausible = (!options_.bearer_token.empty() && BearerMatches(authorization, options_.bearer_token)) ||
+                         (options_.authenticate && !BearerToken(authorization).empty());
+  return plausible ? options_.max_body_bytes : std::min(options_.max_body_bytes, kUnauthenticatedMaxBody);
+}
+
+// Runs once the body is read (the lobby bounds its size and time).
 bool HttpTransport::PreCheck(const httplib::Request& req, httplib::Response& res) {
   if (req.path == "/healthz" || req.path == "/readyz" || (req.path == "/metrics" && options_.metrics)) {
     if (req.has_header("Host") &&
@@ -374,10 +410,6 @@ bool HttpTransport::PreCheck(const httplib::Request& req, httplib::Response& res
     if (req.has_header("Host") &&
         !HostAllowed(req.get_header_value("Host"), IsLoopbackName(options_.host), options_.allowed_hosts)) {
       Reject(res, 403, "Forbidden: Host not allowed", true);
-      return false;
-    }
-    if (req.get_header_value("Content-Length").size() > 7) {  // >= 10 MB: no console request is that big
-      Reject(res, 413, "Payload Too Large", true);
       return false;
     }
     return true;
@@ -571,14 +603,18 @@ void HttpTransport::HandleInitialize(const httplib::Request& req, const jsonrpc:
   }
   auto entry = std::make_shared<Entry>();
   entry->path = req.path;
-  entry->caller = *who;
+  entry->id = RandomSessionId();  // registered only if initialize succeeds
+  entry->caller = *who;           // what every later request must identify as
   entry->stream = std::make_shared<StreamChannel>();
-  entry->session = servers_.at(req.path)->NewSession(entry->stream, *who);
+  // Without authentication the MCP session is the caller: anonymous clients
+  // own their code sessions and count against per-caller limits apart.
+  governance::Caller session_caller = *who;
+  if (who->auth == "none") session_caller.user = AnonymousUser(entry->id);
+  entry->session = servers_.at(req.path)->NewSession(entry->stream, session_caller);
   auto channel = std::make_shared<CallChannel>();
   entry->session->Handle(m, channel);
   json response = channel->response();
   if (response.contains("result")) {
-    entry->id = RandomSessionId();
     std::lock_guard<std::mutex> lock(mu_);
     sessions_[entry->id] = entry;
     res.set_header("Mcp-Session-Id", entry->id);
@@ -647,7 +683,7 @@ void HttpTransport::EndSession(const std::shared_ptr<Entry>& entry) {
 void HttpTransport::ReapIdle() {
   const int64_t idle_ms = static_cast<int64_t>(options_.session_idle_timeout_s) * 1000;
   std::unique_lock<std::mutex> lock(mu_);
-  uint64_t ticks = 0;
+  uint64_t ticks = 0, reported_slow = 0, reported_refused = 0;
   while (!stopping_) {
     reaper_cv_.wait_for(lock, std::chrono::seconds(1));
     std::vector<std::shared_ptr<Entry>> expired;
@@ -670,6 +706,16 @@ void HttpTransport::ReapIdle() {
     // follows what is in use (the soak's RSS bound) rather than each
     // thread's high-water mark.
     if (++ticks % 10 == 0) malloc_trim(0);
+    if (ticks % kSlowBodyReportS == 0) {
+      const uint64_t slow = http_->lobby().slow_bodies(), refused = http_->lobby().refused();
+      if (slow != reported_slow || refused != reported_refused) {
+        std::cerr << "airlock: http: " << slow - reported_slow << " request(s) cut for a slow body (408), "
+                  << refused - reported_refused << " refused before a worker (400/411/413) in the last "
+                  << kSlowBodyReportS << " s\n";
+        reported_slow = slow;
+        reported_refused = refused;
+      }
+    }
     lock.lock();
   }
 }

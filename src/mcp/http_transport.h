@@ -48,6 +48,7 @@
 #include "config/config.h"
 #include "governance/policy.h"
 #include "mcp/server.h"
+#include "mcp/connection_lobby.h"
 #include "mcp/httplib_fwd.h"
 
 
@@ -74,6 +75,13 @@ struct HttpOptions {
   uint64_t session_idle_timeout_s = 3600;
   int threads = 32;
   uint64_t max_body_bytes = 4u << 20;
+  // A request reaches a worker thread only once its whole body has arrived
+  // (connection_lobby.h): within body_timeout_s of its header, at
+  // body_min_rate bytes/s or more (0: no minimum); else 408. Before
+  // authentication bodies are small: console sign-in kSignInMaxBody, an MCP
+  // POST without a plausible credential kUnauthenticatedMaxBody (413).
+  uint64_t body_timeout_s = 30;
+  uint64_t body_min_rate = 1024;
   uint64_t max_sessions = 1024;
   int heartbeat_ms = 1000;  // write interval while a call runs
   // Serves every request under console_path (the operators' console,
@@ -138,6 +146,10 @@ class HttpTransport {
   void HandleInitialize(const httplib::Request& req, const jsonrpc::Message& m, httplib::Response& res);
   // Who sent the request (nullopt: not authenticated).
   std::optional<governance::Caller> Identify(const httplib::Request& req) const;
+  // The largest body the lobby reads for a request with this head, before
+  // any worker (or key store) sees it.
+  uint64_t BodyLimit(const RequestHead& head) const;
+  ConnectionLobby::Options LobbyOptions() const;
   std::shared_ptr<Entry> FindSession(const httplib::Request& req, httplib::Response& res);
   void Respond(const std::shared_ptr<Entry>& entry, const jsonrpc::Message& m,
                const std::shared_ptr<CallChannel>& channel, bool stream, httplib::Response& res);

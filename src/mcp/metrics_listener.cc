@@ -2,6 +2,7 @@
 
 #include <httplib.h>
 
+#include "mcp/guarded_http_server.h"
 #include "mcp/http_security.h"
 
 namespace airlock::mcp {
@@ -23,8 +24,12 @@ MetricsListener::MetricsListener(std::function<std::string()> render, std::strin
 MetricsListener::~MetricsListener() { Stop(); }
 
 Status MetricsListener::Start(const std::string& host, int port) {
-  http_ = std::make_unique<httplib::Server>();
-  http_->new_task_queue = [] { return new httplib::ThreadPool(2); };
+  // Connections wait for their whole request in a lobby, not on one of the
+  // two threads (a slow client cannot hold them); GET /metrics has no body,
+  // so any body is refused unread (413).
+  ConnectionLobby::Options lobby;
+  lobby.body_limit = [](const RequestHead&) -> uint64_t { return 0; };
+  http_ = std::make_unique<GuardedHttpServer>(2, std::move(lobby));
   http_->set_read_timeout(10);
   http_->set_write_timeout(10);
   http_->Get("/metrics", [this](const httplib::Request& req, httplib::Response& res) {
@@ -41,7 +46,7 @@ Status MetricsListener::Start(const std::string& host, int port) {
 
 void MetricsListener::Stop() {
   if (!http_) return;
-  http_->stop();
+  http_->Shutdown();
   if (thread_.joinable()) thread_.join();
   http_.reset();
 }

@@ -1,6 +1,8 @@
 // `airlock serve --metrics HOST:PORT`: /metrics on a listener of its own
 // (for a scraper on another interface, or a stdio server), with the rule of
-// the main listener's /metrics: loopback peers, or the metrics token.
+// the main listener's /metrics: loopback peers, or the metrics token. A
+// connection holds one of its two threads only once its whole request has
+// arrived (guarded_http_server.h), so slow clients cannot freeze it.
 //
 //   MetricsListener m([&] { return registry.Render(); }, token);
 //   AIRLOCK_RETURN_IF_ERROR(m.Start("0.0.0.0", 9464));
@@ -19,6 +21,8 @@
 
 
 namespace airlock::mcp {
+
+class GuardedHttpServer;
 
 // Answers one GET /metrics: 403 unless MetricsRequestAllowed, else the text
 // `render` gives, as text/plain; version=0.0.4. Shared by both listeners.
@@ -40,7 +44,7 @@ class MetricsListener {
  private:
   const std::function<std::string()> render_;
   const std::string token_;
-  std::unique_ptr<httplib::Server> http_;
+  std::unique_ptr<GuardedHttpServer> http_;
   std::thread thread_;
   int port_ = 0;
 };

@@ -1,6 +1,7 @@
 #include "mcp/run_tracker.h"
 
 #include <algorithm>
+#include <set>
 
 #include "audit/audit_log.h"
 
@@ -12,19 +13,44 @@ nlohmann::json ToJson(const RunInFlight& r) {
           {"started_ms", r.started_ms}, {"cancel_requested", r.cancel_requested}};
 }
 
+CallOutcome OutcomeOfToolResult(const nlohmann::json& result) {
+  static const std::set<std::string> kRunStatuses = {"ok",           "exit_nonzero", "timeout",      "memory_limit",
+                                                     "output_limit", "compile_error", "killed_signal"};
+  const bool is_error = result.is_object() && result.value("isError", false);
+  const nlohmann::json* sc = result.is_object() && result.contains("structuredContent") ? &result["structuredContent"]
+                                                                                        : nullptr;
+  if (sc != nullptr && !sc->is_object()) sc = nullptr;
+  std::string code;
+  if (sc != nullptr) {
+    if (sc->contains("error_code") && (*sc)["error_code"].is_string()) {
+      code = (*sc)["error_code"].get<std::string>();
+    } else if (sc->contains("error") && (*sc)["error"].is_object() && (*sc)["error"].contains("code") &&
+               (*sc)["error"]["code"].is_string()) {
+      code = (*sc)["error"]["code"].get<std::string>();
+    }
+    if (sc->contains("status") && (*sc)["status"].is_string()) {
+      const std::string status = (*sc)["status"].get<std::string>();
+      if (kRunStatuses.count(status)) return {.status = status};
+      if (status == "internal_error") return {.status = "error", .error_code = code.empty() ? status : code};
+    }
+  }
+  if (!is_error) return {.status = "ok"};
+  return {.status = "error", .error_code = code.empty() ? "tool_error" : code};
+}
+
 RunTracker::Handle& RunTracker::Handle::operator=(Handle&& other) noexcept {
   if (this != &other) {
     End();
     tracker_ = other.tracker_;
     run_id_ = std::move(other.run_id_);
-    status_ = std::move(other.status_);
+    outcome_ = std::move(other.outcome_);
     other.tracker_ = nullptr;
   }
   return *this;
 }
 
 void RunTracker::Handle::End() {
-  if (tracker_ != nullptr) tracker_->End(run_id_, status_);
+  if (tracker_ != nullptr) tracker_->End(run_id_, outcome_);
   tracker_ = nullptr;
 }
 
@@ -39,7 +65,7 @@ RunTracker::Handle RunTracker::Begin(const std::string& run_id, const governance
   return Handle(this, run_id);
 }
 
-void RunTracker::End(const std::string& run_id, const std::string& status) {
+void RunTracker::End(const std::string& run_id, const CallOutcome& outcome) {
   RunInFlight info;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -48,7 +74,7 @@ void RunTracker::End(const std::string& run_id, const std::string& status) {
     info = std::move(it->second.info);
     runs_.erase(it);
   }
-  if (on_end_) on_end_(info, audit::NowMs() - info.started_ms, status);
+  if (on_end_) on_end_(info, audit::NowMs() - info.started_ms, outcome);
 }
 
 std::vector<RunInFlight> RunTracker::List() {

@@ -38,6 +38,19 @@ struct RunInFlight {
 // {"run_id", "user", "role", "endpoint", "client", "tool", "started_ms", "cancel_requested"}.
 nlohmann::json ToJson(const RunInFlight& r);
 
+// How a tool call ended, for the request log (docs/deploy.md): `status` is
+// the run's own status where the program ran (ok, exit_nonzero, timeout,
+// memory_limit, output_limit, compile_error, killed_signal), else "ok",
+// "error" or "protocol_error"; `error_code` says why for "error" (the tool's
+// error code: E_SESSION_NOT_FOUND, runner_unavailable, E_LIMIT_WALLCLOCK,
+// ..., or "internal_error"), and is empty otherwise.
+struct CallOutcome {
+  std::string status;
+  std::string error_code{};
+};
+// The outcome of a tool result ({content, structuredContent?, isError?}).
+CallOutcome OutcomeOfToolResult(const nlohmann::json& result);
+
 class RunTracker {
  public:
   class Handle {
@@ -51,21 +64,21 @@ class RunTracker {
     Handle& operator=(const Handle&) = delete;
     ~Handle() { End(); }
     void End();
-    // How the call ended ("ok", "error", a run status...), for the end observer.
-    void SetStatus(std::string status) { status_ = std::move(status); }
+    // How the call ended (CallOutcome), for the end observer.
+    void SetOutcome(CallOutcome outcome) { outcome_ = std::move(outcome); }
 
    private:
     friend class RunTracker;
     Handle(RunTracker* tracker, std::string run_id) : tracker_(tracker), run_id_(std::move(run_id)) {}
     RunTracker* tracker_ = nullptr;
     std::string run_id_;
-    std::string status_;
+    CallOutcome outcome_;
   };
 
   // Called (on the call's thread) as each call ends: its record, how long it
-  // took, and the status its handle was given. For request logs. Set before
+  // took, and the outcome its handle was given. For request logs. Set before
   // calls begin.
-  using EndObserver = std::function<void(const RunInFlight& run, int64_t duration_ms, const std::string& status)>;
+  using EndObserver = std::function<void(const RunInFlight& run, int64_t duration_ms, const CallOutcome& outcome)>;
   void SetEndObserver(EndObserver observer) { on_end_ = std::move(observer); }
 
   // Registers a call; `cancel` must outlive the returned handle.
@@ -82,7 +95,7 @@ class RunTracker {
     RunInFlight info;
     CancelToken* cancel = nullptr;
   };
-  void End(const std::string& run_id, const std::string& status);
+  void End(const std::string& run_id, const CallOutcome& outcome);
   EndObserver on_end_;
 
   std::mutex mu_;

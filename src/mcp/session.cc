@@ -326,14 +326,14 @@ void Session::RunToolCall(const std::shared_ptr<Call>& call, Tool& tool, const j
   RunTracker::Handle tracked = server_.runs().Begin(call->run_id, ctx.caller(), tool.name(), &call->cancel);
   StatusOr<json> result = tool.Call(args, ctx);
   if (result.ok()) {
-    // The run's own status where the tool gives one (run_code), else ok/error.
-    const json* sc = result->contains("structuredContent") ? &(*result)["structuredContent"] : nullptr;
-    tracked.SetStatus(sc != nullptr && sc->is_object() && sc->contains("status") && (*sc)["status"].is_string()
-                          ? (*sc)["status"].get<std::string>()
-                          : result->value("isError", false) ? "error" : "ok");
+    // The run's own status where the program ran (run_code), else ok/error
+    // with the error code (run_tracker.h).
+    tracked.SetOutcome(OutcomeOfToolResult(*result));
     return FinishCall(call, MakeResult(call->id, std::move(*result)));
   }
-  tracked.SetStatus("protocol_error");
+  tracked.SetOutcome({.status = "protocol_error", .error_code = result.status().code() == StatusCode::kInvalidArgument
+                                                                    ? "invalid_params"
+                                                                    : "internal_error"});
   const Status& st = result.status();
   if (st.code() != StatusCode::kInvalidArgument) {
     return FinishCall(call, MakeError(call->id, jsonrpc::kInternalError, st.message()));

@@ -61,6 +61,7 @@ struct RunnerClient::Pending {
   uint64_t id = 0;
   uint64_t generation = 0;
   bool admitted = false;  // holds a concurrency slot
+  std::string caller;     // RunRequest::caller, for the per-caller limits
   std::deque<RunPhase> progress;
   std::optional<Json> reply;            // "result", "languages", "pong", "session" or "health" frame
   std::optional<std::string> failure;   // the runner went away
@@ -224,6 +225,10 @@ Status RunnerClient::AwaitHello(SpawnedRunner& runner) {
     std::optional<int> ws = runner.WaitFor(std::chrono::milliseconds(1000));
     return Unavailable("the runner exited before it was ready (" +
                        (ws ? DescribeWaitStatus(*ws) : hello.status().message()) + ")");
+  }
+  if (hello->value("type", "") == "fatal") {  // the runner says why it cannot run code
+    runner.WaitFor(std::chrono::milliseconds(1000));
+    return Unavailable(hello->value("message", std::string("the runner refused to start")));
   }
   if (hello->value("type", "") != "hello") {
     return Internal("the runner's first message was not \"hello\": " + hello->dump(-1, ' ', false,
@@ -434,16 +439,38 @@ void RunnerClient::Unregister(const Pending& p) {
   pending_.erase(p.id);
 }
 
-void RunnerClient::ReleaseSlot() {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (!queue_.empty()) {  // hand the slot straight to the oldest waiter
-    std::shared_ptr<Pending> next = std::move(queue_.front());
-    queue_.pop_front();
+bool RunnerClient::CallerUnderSlotLimitLocked(const std::string& caller) const {
+  if (caller.empty() || options_.max_concurrent_per_caller == 0) return true;
+  auto it = caller_in_flight_.find(caller);
+  return it == caller_in_flight_.end() || it->second < options_.max_concurrent_per_caller;
+}
+
+void RunnerClient::AdmitQueuedLocked() {
+  for (auto it = queue_.begin(); it != queue_.end() && in_flight_ < max_concurrent_;) {
+    if (!CallerUnderSlotLimitLocked((*it)->caller)) {
+      ++it;  // its caller holds its share; later callers' runs go first
+      continue;
+    }
+    std::shared_ptr<Pending> next = *it;
+    it = queue_.erase(it);
+    ++in_flight_;
+    if (!next->caller.empty()) {
+      ++caller_in_flight_[next->caller];
+      if (--caller_queued_[next->caller] == 0) caller_queued_.erase(next->caller);
+    }
     next->admitted = true;
     next->Signal();
-  } else {
-    --in_flight_;
   }
+}
+
+void RunnerClient::ReleaseSlot(const std::string& caller) {
+  std::lock_guard<std::mutex> lock(mu_);
+  --in_flight_;
+  if (!caller.empty()) {
+    auto it = caller_in_flight_.find(caller);
+    if (it != caller_in_flight_.end() && --it->second == 0) caller_in_flight_.erase(it);
+  }
+  AdmitQueuedLocked();  // the oldest waiter that may run gets the slot
 }
 
 RunResult RunnerClient::Run(const runtimes::RunRequest& request, const runtimes::ProgressFn& progress,
@@ -467,6 +494,7 @@ RunResult RunnerClient::Run(const runtimes::RunRequest& request, const runtimes:
   // 1. Admission: a slot, a place in the queue, or "busy".
   auto p = std::make_shared<Pending>();
   p->bridge = request.code_mode ? bridge : nullptr;
+  p->caller = request.caller;
   struct BridgeGuard {
     Pending* p;
     ~BridgeGuard() {
@@ -482,11 +510,29 @@ RunResult RunnerClient::Run(const runtimes::RunRequest& request, const runtimes:
                                  "airlock is shutting down; the run was not started");
     }
     EnsureStartedLocked();
-    if (in_flight_ < max_concurrent_ && queue_.empty()) {
+    const std::string& caller = p->caller;
+    const bool limited = !caller.empty();
+    // Queued runs that could take a free slot were admitted when it freed
+    // (AdmitQueuedLocked), so a free slot is this run's unless its caller
+    // holds its share, or has runs waiting already (they go first).
+    const bool caller_waiting = limited && caller_queued_.count(caller) > 0;
+    if (in_flight_ < max_concurrent_ && CallerUnderSlotLimitLocked(caller) && !caller_waiting) {
       ++in_flight_;
+      if (limited) ++caller_in_flight_[caller];
       p->admitted = admitted = true;
+    } else if (limited && options_.max_queue_per_caller > 0 && caller_waiting &&
+               caller_queued_[caller] >= options_.max_queue_per_caller) {
+      const auto held = caller_in_flight_.find(caller);
+      return InternalErrorResult(
+          language, "busy",
+          "airlock is busy for this caller: the per-caller limit is " +
+              std::to_string(options_.max_concurrent_per_caller) + " runs in flight and " +
+              std::to_string(options_.max_queue_per_caller) + " queued, and this caller has " +
+              std::to_string(held == caller_in_flight_.end() ? 0 : held->second) + " in flight and " +
+              std::to_string(caller_queued_[caller]) + " queued; other callers are still served; retry later");
     } else if (queue_.size() < options_.max_queue) {
       queue_.push_back(p);
+      if (limited) ++caller_queued_[caller];
     } else {
       return InternalErrorResult(language, "busy",
                                  "airlock is busy: " + std::to_string(in_flight_) +
@@ -502,6 +548,7 @@ RunResult RunnerClient::Run(const runtimes::RunRequest& request, const runtimes:
       if (p->admitted) break;
       if (cancel.cancelled() || stopping_) {
         queue_.erase(std::find(queue_.begin(), queue_.end(), p));
+        if (!p->caller.empty() && --caller_queued_[p->caller] == 0) caller_queued_.erase(p->caller);
         if (cancel.cancelled()) return cancelled_result(nullptr);
         return InternalErrorResult(language, "runner_unavailable",
                                    "airlock is shutting down; the run was not started");
@@ -510,8 +557,9 @@ RunResult RunnerClient::Run(const runtimes::RunRequest& request, const runtimes:
   }
   struct SlotGuard {
     RunnerClient* client;
-    ~SlotGuard() { client->ReleaseSlot(); }
-  } slot{this};
+    const std::string& caller;
+    ~SlotGuard() { client->ReleaseSlot(caller); }
+  } slot{this, p->caller};
 
   // 2. Hand it to the runner.
   std::shared_ptr<Connection> conn = AwaitRunner(&cancel);

@@ -8,6 +8,11 @@
 //  - admits at most `max_concurrent` runs at once, with a FIFO queue of
 //    `max_queue` more (reported as progress "queued"); past that Run()
 //    returns at once with error_code "busy";
+//  - keeps one caller (RunRequest::caller) from taking every slot: a caller
+//    holds at most `max_concurrent_per_caller` slots (more of its runs
+//    wait in the queue while other callers' runs pass them) and at most
+//    `max_queue_per_caller` places in the queue (past that: "busy", saying
+//    it is the per-caller limit). Runs without a caller are not limited;
 //  - on cancellation sends {"type":"cancel"} and waits (bounded by
 //    `cancel_grace`) for the runner's answer, then returns status
 //    internal_error with error_code "cancelled";
@@ -52,6 +57,8 @@ namespace airlock::runner {
 struct RunnerClientOptions {
   size_t max_concurrent = 0;  // runs in flight; 0: hardware_concurrency()
   size_t max_queue = 16;      // runs waiting for a slot
+  size_t max_concurrent_per_caller = 0;  // slots one caller may hold; 0: no per-caller limit
+  size_t max_queue_per_caller = 0;       // queue places one caller may hold; 0: no per-caller limit
   // Starts a runner. Default: SpawnRunnerProcess("/proc/self/exe").
   std::function<StatusOr<SpawnedRunner>()> spawn;
   std::chrono::milliseconds start_timeout{10000};  // spawn until "hello"
@@ -149,7 +156,12 @@ class RunnerClient : public RunnerBackend {
   void Unregister(const Pending& p);
   // Sends a query and waits (bounded) for the frame that answers it.
   StatusOr<nlohmann::json> Query(nlohmann::json message, std::chrono::milliseconds timeout);
-  void ReleaseSlot();
+  void ReleaseSlot(const std::string& caller);
+  // Whether `caller` may take one more slot (mu_ held).
+  bool CallerUnderSlotLimitLocked(const std::string& caller) const;
+  // Gives free slots to the oldest queued runs whose callers are under
+  // their slot limit (mu_ held).
+  void AdmitQueuedLocked();
   std::string UnavailableMessage() const;
 
   const RunnerClientOptions options_;
@@ -169,6 +181,10 @@ class RunnerClient : public RunnerBackend {
   std::map<uint64_t, std::shared_ptr<Pending>> pending_;  // by id
   size_t in_flight_ = 0;
   std::deque<std::shared_ptr<Pending>> queue_;
+  // Per caller (RunRequest::caller, non-empty only): slots held and queue
+  // places held; entries at zero are erased.
+  std::map<std::string, size_t> caller_in_flight_;
+  std::map<std::string, size_t> caller_queued_;
   std::vector<runtimes::LanguageInfo> languages_cache_;
   std::chrono::steady_clock::time_point languages_expiry_{};
   std::thread supervisor_;

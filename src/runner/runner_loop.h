@@ -18,6 +18,8 @@
 //     {"type":"session_close","id":N,"session_id":"s_..."}
 //   runner -> server
 //     {"type":"hello","pid":P,"version":"0.1.0"}        (first frame, once)
+//     {"type":"fatal","message":"..."}  (instead of hello: this host cannot run
+//                                        code, and why; the runner then exits)
 //     {"type":"progress","id":N,"phase":"compiling"}
 //     {"type":"result","id":N,"result":{RunResult}}
 //     {"type":"languages","id":N,"languages":[{LanguageInfo}...]}

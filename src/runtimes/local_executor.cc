@@ -318,10 +318,14 @@ RunResult LocalExecutor::RunInJail(const LanguageSpec& spec, const RunRequest& r
   // Refills wait while this run is in flight (jail_pool.h, "Quiet refills").
   const JailPool::ActiveRun active(pool_.get());
   const jail::JailConfig config = JailConfigFor(spec, memory_mb, limits_.workdir_bytes);
+  // Only configured shapes (the language's default limits) are pooled: a
+  // caller's own memory_mb runs cold, so unusual values can neither add pool
+  // shapes (and their metric series) nor take the pool's room from default runs.
+  const bool poolable = pool_ != nullptr && memory_mb == spec.default_memory_mb;
   std::unique_ptr<jail::Jail> pooled;
-  if (Prestarts(spec, bridge)) {
+  if (poolable && Prestarts(spec, bridge)) {
     pooled = pool_->Take(ShapeKey(spec, config) + "/prestarted", PrestartMaker(spec, config));
-  } else if (pool_) {
+  } else if (poolable) {
     pooled = pool_->Take(ShapeKey(spec, config), config);
   }
   StatusOr<std::unique_ptr<jail::Jail>> jail = PooledOrNew(std::move(pooled), config);
@@ -370,7 +374,7 @@ RunResult LocalExecutor::RunInJail(const LanguageSpec& spec, const RunRequest& r
       std::unique_ptr<jail::Jail> compile_jail;
       if ((*jail)->started()) {
         StatusOr<std::unique_ptr<jail::Jail>> made =
-            PooledOrNew(pool_ ? pool_->Take(ShapeKey(spec, config), config) : nullptr, config);
+            PooledOrNew(poolable ? pool_->Take(ShapeKey(spec, config), config) : nullptr, config);
         if (!made.ok()) {
           return InternalErrorResult(spec.name, "jail_setup_failed",
                                      "could not create the jail: " + made.status().message());
@@ -386,6 +390,7 @@ RunResult LocalExecutor::RunInJail(const LanguageSpec& spec, const RunRequest& r
       compile.limits.wall_ms = spec.compile->timeout_ms;
       if (cacheable || compile_jail) compile.output_globs = {spec.compile->artifact};
       if (compile_jail) compile.max_output_file_bytes = limits_.workdir_bytes;
+      compile.max_output_files_total_bytes = compile.max_output_file_bytes;  // the artifact alone
       compiled = (compile_jail ? compile_jail : *jail)->Exec(compile, &cancel);
       if (compile_jail) {
         reaper_.Retire(std::move(compile_jail));
@@ -423,6 +428,7 @@ RunResult LocalExecutor::RunInJail(const LanguageSpec& spec, const RunRequest& r
   run.output_globs = request.output_globs;
   run.max_output_files = limits_.max_output_files;
   run.max_output_file_bytes = limits_.max_output_file_bytes;
+  run.max_output_files_total_bytes = limits_.max_output_files_total_bytes;
   run.limits.wall_ms = timeout_ms;
   jail::ExecResult r;
   if ((*jail)->started()) {
@@ -435,6 +441,7 @@ RunResult LocalExecutor::RunInJail(const LanguageSpec& spec, const RunRequest& r
     resume.output_globs = std::move(run.output_globs);
     resume.max_output_files = run.max_output_files;
     resume.max_output_file_bytes = run.max_output_file_bytes;
+    resume.max_output_files_total_bytes = run.max_output_files_total_bytes;
     resume.limits = run.limits;
     // WASM tier: the engine's own deadline fires first; the jail's is the backstop.
     if (spec.isolation == "wasm") resume.limits.wall_ms = timeout_ms + kCodeModeGraceMs;
@@ -470,6 +477,12 @@ RunResult LocalExecutor::RunInJail(const LanguageSpec& spec, const RunRequest& r
       result.status = RunStatus::kMemoryLimit;
       result.message = "memory limit of " + std::to_string(memory_mb) + " MiB reached (the engine's heap)";
     }
+  }
+  {
+    std::set<std::string> inputs = {spec.source_file};
+    for (const InputFile& f : request.files) inputs.insert(f.name);
+    if (spec.compile && !spec.compile->artifact.empty()) inputs.insert(spec.compile->artifact);
+    AddFileNotes(request.output_globs, inputs, &result);
   }
   if (compiled) {
     result.compile_output = compiled->stdout_data + compiled->stderr_data;
@@ -608,8 +621,14 @@ RunResult LocalExecutor::RunInSession(const RunRequest& request, const ProgressF
   limits.kill_on_output_limit = !request.truncate_output;
   limits.max_output_files = limits_.max_output_files;
   limits.max_output_file_bytes = limits_.max_output_file_bytes;
+  limits.max_output_files_total_bytes = limits_.max_output_files_total_bytes;
   if (progress) progress(RunPhase::kRunning);
   RunResult result = session->Call(request, limits, cancel);
+  if (result.error_code.empty()) {
+    std::set<std::string> inputs;
+    for (const InputFile& f : request.files) inputs.insert(f.name);
+    AddFileNotes(request.output_globs, inputs, &result);
+  }
   if (result.error_code == "E_SESSION_LOST") {
     // The session stays listed (its calls keep saying why) until closed;
     // its jail goes now.

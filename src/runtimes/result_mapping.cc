@@ -2,9 +2,11 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "base/encoding.h"
+#include "jail/init/files.h"
 
 namespace airlock::runtimes {
 namespace {
@@ -28,8 +30,12 @@ void CopyCommon(const jail::ExecResult& r, RunResult* out) {
     of.size = f.size;
     of.truncated = f.truncated;
     of.mime_type = GuessMimeType(f.name);
+    out->files_truncated = out->files_truncated || f.truncated;
     out->files.push_back(std::move(of));
   }
+  for (const jail::FileNote& n : r.files_skipped) out->files_skipped.push_back({n.name, n.size, n.reason});
+  for (const jail::FileNote& n : r.files_left) out->files_left.push_back({n.name, n.size, n.reason});
+  out->files_truncated = out->files_truncated || !out->files_skipped.empty();
 }
 
 std::string MiB(uint64_t mb) { return std::to_string(mb) + " MiB"; }
@@ -105,6 +111,30 @@ RunResult MapExecResult(const std::string& language, const jail::ExecResult& r, 
       break;
   }
   return out;
+}
+
+void AddFileNotes(const std::vector<std::string>& output_globs, const std::set<std::string>& inputs,
+                  RunResult* result) {
+  std::vector<FileNotice>& left = result->files_left;
+  left.erase(std::remove_if(left.begin(), left.end(), [&](const FileNotice& n) { return inputs.count(n.name) > 0; }),
+             left.end());
+  for (const std::string& glob : output_globs) {
+    bool matched = false;
+    for (const OutputFile& f : result->files) matched = matched || jail::OutputGlobMatches(f.name, glob);
+    for (const FileNotice& n : result->files_skipped) matched = matched || jail::OutputGlobMatches(n.name, glob);
+    if (!matched) {
+      result->notes.push_back("output_files pattern \"" + glob.substr(0, 200) + "\" matched no file in /work");
+    }
+  }
+  if (!result->files_skipped.empty()) {
+    result->notes.push_back(std::to_string(result->files_skipped.size()) +
+                            (result->files_skipped.size() == 1 ? " file" : " files") +
+                            " matched output_files but were left out by the output file limits (see files_skipped)");
+  }
+  if (!left.empty()) {
+    result->notes.push_back("the program left files in /work that output_files did not ask for (see files_left); "
+                            "name them in output_files to get them back");
+  }
 }
 
 RunResult MapCompileFailure(const std::string& language, const jail::ExecResult& r, uint64_t memory_mb) {

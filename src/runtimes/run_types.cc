@@ -176,6 +176,35 @@ RunResult InternalErrorResult(const std::string& language, const std::string& er
   return r;
 }
 
+namespace {
+
+Json NoticesToJson(const std::vector<FileNotice>& list) {
+  Json out = Json::array();
+  for (const FileNotice& n : list) {
+    out.push_back({{"name", SanitizeUtf8(n.name)}, {"size", n.size}, {"reason", n.reason}});
+  }
+  return out;
+}
+
+Status ReadNotices(const Json& j, const char* key, std::vector<FileNotice>* out) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return OkStatus();
+  if (!it->is_array()) return InvalidArgument(std::string(key) + " must be an array");
+  for (size_t i = 0; i < it->size(); ++i) {
+    const std::string path = std::string(key) + "[" + std::to_string(i) + "]";
+    const Json& e = (*it)[i];
+    AIRLOCK_RETURN_IF_ERROR(RequireObject(e, path));
+    FileNotice n;
+    AIRLOCK_RETURN_IF_ERROR(ReadString(e, "name", path + ".name", true, &n.name));
+    AIRLOCK_RETURN_IF_ERROR(ReadUint(e, "size", path + ".size", &n.size));
+    AIRLOCK_RETURN_IF_ERROR(ReadString(e, "reason", path + ".reason", false, &n.reason));
+    out->push_back(std::move(n));
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
 Json ToJson(const RunResult& r) {
   Json files = Json::array();
   for (const OutputFile& f : r.files) {
@@ -208,6 +237,10 @@ Json ToJson(const RunResult& r) {
       {"compile_ms", r.compile_ms},
       {"peak_memory_bytes", r.peak_memory_bytes},
       {"files", std::move(files)},
+      {"files_truncated", r.files_truncated},
+      {"files_skipped", NoticesToJson(r.files_skipped)},
+      {"files_left", NoticesToJson(r.files_left)},
+      {"notes", SanitizeAll(r.notes)},
   };
   if (!r.runner_host.empty()) out["runner_host"] = r.runner_host;
   return out;
@@ -259,6 +292,10 @@ StatusOr<RunResult> RunResultFromJson(const Json& j) {
       r.files.push_back(std::move(f));
     }
   }
+  AIRLOCK_RETURN_IF_ERROR(ReadBool(j, "files_truncated", "files_truncated", &r.files_truncated));
+  AIRLOCK_RETURN_IF_ERROR(ReadNotices(j, "files_skipped", &r.files_skipped));
+  AIRLOCK_RETURN_IF_ERROR(ReadNotices(j, "files_left", &r.files_left));
+  AIRLOCK_RETURN_IF_ERROR(ReadStringList(j, "notes", "notes", &r.notes));
   return r;
 }
 

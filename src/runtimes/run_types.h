@@ -12,7 +12,16 @@
 //    "compile_output": "...", "compile_output_truncated": false,
 //    "wall_ms": 12, "cpu_ms": 10, "compile_ms": 0, "peak_memory_bytes": 123,
 //    "files": [{"name": "out.png", "size": 10, "encoding": "base64"|"text",
-//               "content": "...", "truncated": false, "mime_type": "image/png"}]}
+//               "content": "...", "truncated": false, "mime_type": "image/png"}],
+//    "files_truncated": false,
+//    "files_skipped": [{"name": "big.bin", "size": 9000000,
+//                       "reason": "max_output_files_total_bytes"|"max_output_files"}],
+//    "files_left": [{"name": "plot.png", "size": 20000, "reason": "not_requested"}],
+//    "notes": ["output_files pattern \"*.csv\" matched nothing"]}
+// files_truncated: a matched file was cut at the per-file cap or left out
+// (files_skipped says which and why). files_left: up to 20 files the program
+// left in /work that no output_files pattern asked for (not its source or
+// input files). notes: plain-language hints about both.
 // stdout/stderr/compile_output are always valid UTF-8 (ill-formed bytes are
 // replaced with U+FFFD); file contents keep their bytes (base64 when binary).
 //
@@ -67,6 +76,13 @@ struct OutputFile {
   std::string mime_type;  // guessed from the extension
 };
 
+// A file in the work dir that was not returned, and why (see RunResult).
+struct FileNotice {
+  std::string name;
+  uint64_t size = 0;  // size on disk inside the jail
+  std::string reason;
+};
+
 // "image/png" for "plot.png"; application/octet-stream when unknown.
 std::string GuessMimeType(const std::string& name);
 
@@ -90,6 +106,11 @@ struct RunRequest {
   // Non-empty: a cell for this open session (CodeExecutor::OpenSession)
   // instead of a fresh run; args and memory_mb must then be empty/0.
   std::string session_id;
+  // Who asked (the MCP layer's caller key, e.g. "api_key:alice"), for the
+  // runner client's per-caller admission limits (runner/runner_client.h).
+  // Empty: not limited per caller. Not part of the JSON: the runner and the
+  // jail never see it.
+  std::string caller;
 };
 
 // A session to open (CodeExecutor::OpenSession): one jail and interpreter
@@ -128,6 +149,10 @@ struct RunResult {
   uint64_t compile_ms = 0;
   uint64_t peak_memory_bytes = 0;
   std::vector<OutputFile> files;
+  bool files_truncated = false;  // a matched file was cut or left out
+  std::vector<FileNotice> files_skipped;  // matched, left out by a cap (bounded)
+  std::vector<FileNotice> files_left;     // not matched by output_files (bounded)
+  std::vector<std::string> notes;         // hints for the caller (bounded)
   // The runner host ("HOST:PORT") that ran it, when the gateway has remote
   // runner hosts (remote/runner_fleet.h); empty for the local runner.
   std::string runner_host;

@@ -58,6 +58,7 @@ RunResult SandboxSession::Call(const RunRequest& request, const CellLimits& limi
   turn.output_globs = request.output_globs;
   turn.max_output_files = limits.max_output_files;
   turn.max_output_file_bytes = limits.max_output_file_bytes;
+  turn.max_output_files_total_bytes = limits.max_output_files_total_bytes;
   turn.limits.wall_ms = limits.timeout_ms;
   turn.limits.max_stdout_bytes = limits.max_output_bytes;
   turn.limits.max_stderr_bytes = limits.max_output_bytes;

@@ -37,6 +37,7 @@ struct CellLimits {
   bool kill_on_output_limit = true;
   uint32_t max_output_files = 32;
   uint64_t max_output_file_bytes = 8u << 20;
+  uint64_t max_output_files_total_bytes = 8u << 20;  // all of a call's output files
 };
 
 class SandboxSession {

@@ -372,6 +372,24 @@ except ToolError as e:
       assert.match(p.structuredContent.stderr, /boom/);
     });
 
+    it('a program that returns nothing → ok with result null (both languages)', async () => {
+      // Returning nothing is normal for a program that only prints or only
+      // calls tools: not E_PROGRAM_ERROR, in either language.
+      for (const [language, code] of [
+        ['javascript', 'console.log("only printing");'],
+        ['javascript', 'const found = await tools.search("echo");'],
+        ['python', 'print("only printing")'],
+        ['python', 'x = tools.search("echo")'],
+      ]) {
+        const r = await execute(client, language, code);
+        assert.notEqual(r.isError, true, `${language} ${code}: ${describeResult(r)}`);
+        assert.equal(r.structuredContent.ok, true, `${language} ${code}: ${describeResult(r)}`);
+        assert.equal(r.structuredContent.result, null);
+        assert.equal(r.structuredContent.error, undefined);
+        if (code.includes('print')) assert.match(r.structuredContent.stdout, /only printing/);
+      }
+    });
+
     it('connectors restricts what a program sees', async () => {
       const v = await executeOk(client, 'javascript', `
         const found = (await tools.search("echo")).tools.map((t) => t.name);

@@ -8,6 +8,8 @@
 //   5. an HTTP client that vanishes mid-response    → the run is cancelled, the server stays healthy
 //   6. 1000 idle HTTP sessions                      → a fresh client is served at once; max_sessions, idle reaping
 //   7. slowloris (2 × server.http.threads)          → a normal client is still served
+//   8. slow request bodies (48 conns, + --metrics)  → /healthz, MCP and /metrics still served; 408 at the deadline
+//   9. a flood of failed console sign-ins          → 429s, a handful of audit rows, another address signs in
 //
 // Needs root for the tmpfs of the disk-full case (skipped otherwise), and
 // /usr/bin/python3 (Debian's, with sqlite3) for the lock case.
@@ -845,6 +847,158 @@ describe('faults: slowloris', () => {
       assert.ok(init.ms < 5000, `initialize took ${init.ms} ms`);
     } finally {
       for (const { sock, timer } of slow) { clearInterval(timer); sock.destroy(); }
+      await server.stop();
+    }
+  });
+});
+
+// ===========================================================================
+// Issue 29: slow request bodies, and a flood of failed console sign-ins.
+
+// `airlock keys create` for the server of `configFile`; returns the secret.
+function createKey(configFile, keysFile, user, role) {
+  const out = execFileSync(AIRLOCK_BIN, ['keys', 'create', '--file', keysFile, '--config', configFile, '--as', 'setup',
+    '--user', user, '--role', role, '--json'], { encoding: 'utf8' });
+  return JSON.parse(out).secret;
+}
+
+// A raw connection that sends `head` at once, then its body one byte every
+// `everyMs` (never, when 0). Resolves `closed` with what the server wrote
+// once it closes the connection.
+function slowBody(port, head, everyMs) {
+  const sock = net.connect(port, '127.0.0.1');
+  let got = '';
+  let timer;
+  sock.on('error', () => {});
+  sock.on('data', (d) => { got += d.toString(); });
+  const closed = new Promise((resolve) => sock.on('close', () => { clearInterval(timer); resolve(got); }));
+  sock.on('connect', () => {
+    sock.write(head);
+    if (everyMs > 0) timer = setInterval(() => { if (!sock.destroyed) sock.write('x'); }, everyMs);
+  });
+  return { sock, closed, stop: () => { clearInterval(timer); sock.destroy(); } };
+}
+
+describe('faults: slow request bodies', () => {
+  it('clients that announce a large body and trickle it (or send none) cannot hold the HTTP threads', async (t) => {
+    const threads = 4;
+    const bodyTimeoutS = 4;
+    const keysFile = path.join(tmp, 'slow-body-keys.json');
+    const configFile = writeConfig('slow-body', {
+      server: { http: { threads, keys_file: keysFile, body_timeout_s: bodyTimeoutS } },
+    });
+    const key = createKey(configFile, keysFile, 'alice', 'admin');
+    const server = await startHttpServer({ args: ['--config', configFile, '--metrics', '127.0.0.1:0'] });
+    const slow = [];
+    try {
+      assert.ok(await waitFor(() => /metrics at http:\/\/127\.0\.0\.1:\d+\/metrics/.test(server.stderr()), 10000), server.stderr());
+      const metricsPort = Number(/metrics at http:\/\/127\.0\.0\.1:(\d+)\/metrics/.exec(server.stderr())[1]);
+      const host = `Host: 127.0.0.1:${server.port}\r\n`;
+      const heads = [
+        // The console's sign-in, before any authentication.
+        `POST /console/api/signin HTTP/1.1\r\n${host}Authorization: Bearer nope\r\nContent-Length: 1000000\r\n\r\n`,
+        // MCP with a valid key, and without one.
+        `POST /mcp HTTP/1.1\r\n${host}Authorization: Bearer ${key}\r\nContent-Type: application/json\r\n` +
+          `Accept: ${ACCEPT}\r\nContent-Length: 1000000\r\n\r\n`,
+        `POST /mcp HTTP/1.1\r\n${host}Content-Type: application/json\r\nAccept: ${ACCEPT}\r\nContent-Length: 1000000\r\n\r\n`,
+      ];
+      for (let i = 0; i < 48; i++) slow.push(slowBody(server.port, heads[i % heads.length], i % 2 ? 10000 : 0));
+      // The metrics listener (2 threads): slow headers and a slow body.
+      const metricsHeads = [`GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n`, `POST /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100000\r\n\r\n`];
+      for (let i = 0; i < 8; i++) {
+        const c = net.connect(metricsPort, '127.0.0.1');
+        c.on('error', () => {});
+        c.on('connect', () => c.write(metricsHeads[i % 2]));
+        slow.push({ sock: c, stop: () => c.destroy() });
+      }
+      await sleep(1500);  // every slow connection accepted, its header in
+
+      const timed = async (fn) => {
+        const t0 = Date.now();
+        try {
+          return { value: await fn(), ms: Date.now() - t0 };
+        } catch (e) {
+          return { error: e.message, ms: Date.now() - t0 };
+        }
+      };
+      const auth = { authorization: `Bearer ${key}` };
+      const [health, mcp, metrics] = await Promise.all([
+        timed(async () => (await httpRequest(server.port, { method: 'GET', path: '/healthz', timeoutMs: 6000 })).status),
+        timed(async () => {
+          const init = await httpRequest(server.port, { headers: auth, body: INIT, timeoutMs: 6000 });
+          assert.equal(init.status, 200, init.body);
+          const headers = { ...auth, 'mcp-session-id': init.headers['mcp-session-id'], 'mcp-protocol-version': PROTOCOL };
+          await httpRequest(server.port, { headers, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }), timeoutMs: 6000 });
+          const list = await httpRequest(server.port, { headers, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }), timeoutMs: 6000 });
+          assert.equal(list.status, 200, list.body);
+          return JSON.parse(list.body).result.tools.length;
+        }),
+        timed(async () => (await httpRequest(metricsPort, { method: 'GET', path: '/metrics', timeoutMs: 6000 })).status),
+      ]);
+      t.diagnostic(`48 slow bodies + 8 slow metrics clients, threads ${threads}: /healthz ${JSON.stringify(health)}, ` +
+        `initialize+tools/list ${JSON.stringify(mcp)}, metrics listener ${JSON.stringify(metrics)}`);
+      assert.equal(health.value, 200, `/healthz while slow bodies are pending: ${JSON.stringify(health)}`);
+      assert.ok(health.ms < 5000, `/healthz took ${health.ms} ms`);
+      assert.ok(mcp.value > 0, `initialize + tools/list while slow bodies are pending: ${JSON.stringify(mcp)}`);
+      assert.ok(mcp.ms < 5000, `initialize + tools/list took ${mcp.ms} ms`);
+      assert.equal(metrics.value, 200, `the metrics listener while slow clients hold it: ${JSON.stringify(metrics)}`);
+      assert.ok(metrics.ms < 5000, `/metrics took ${metrics.ms} ms`);
+
+      // The slow bodies are cut at the deadline, with 408.
+      const answers = await Promise.race([
+        Promise.all(slow.filter((s) => s.closed).map((s) => s.closed)),
+        sleep((bodyTimeoutS + 10) * 1000).then(() => null),
+      ]);
+      assert.ok(answers, `the slow bodies were still open ${bodyTimeoutS + 10} s after their header`);
+      assert.ok(answers.every((a) => a.startsWith('HTTP/1.1 408')), JSON.stringify(answers.slice(0, 3)));
+    } finally {
+      for (const s of slow) s.stop();
+      await server.stop();
+    }
+  });
+});
+
+describe('faults: console sign-in flood', () => {
+  it('failed sign-ins are rate-limited per address (429) and fill no audit log; another address still signs in', async () => {
+    const keysFile = path.join(tmp, 'signin-flood-keys.json');
+    const configFile = writeConfig('signin-flood', { server: { http: { keys_file: keysFile } } });
+    const key = createKey(configFile, keysFile, 'alice', 'admin');
+    const server = await startHttpServer({ args: ['--config', configFile] });
+    const signin = (authorization, localAddress = '127.0.0.1') => new Promise((resolve, reject) => {
+      const req = http.request({
+        host: '127.0.0.1', port: server.port, path: '/console/api/signin', method: 'POST', agent: false, localAddress,
+        headers: { authorization, connection: 'close' },
+      }, (res) => {
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode, retryAfter: res.headers['retry-after'] }));
+      });
+      req.setTimeout(15000, () => req.destroy(new Error('no answer')));
+      req.on('error', reject);
+      req.end();
+    });
+    const denied = () => JSON.parse(execFileSync(AIRLOCK_BIN,
+      ['audit', '--config', configFile, '--json', '--limit', '100000', '--type', 'event'], { encoding: 'utf8' }))
+      .filter((e) => e.kind === 'console_signin_denied');
+    try {
+      const statuses = [];
+      for (let round = 0; round < 30; round++) {
+        const batch = await Promise.all(Array.from({ length: 10 }, (_, i) => signin(`Bearer alk_wrong${round}_${i}`)));
+        statuses.push(...batch);
+      }
+      const count = (s) => statuses.filter((r) => r.status === s).length;
+      assert.equal(statuses.length, 300);
+      assert.ok(count(429) >= 290, `429s: ${count(429)}, 401s: ${count(401)}`);
+      assert.equal(count(429) + count(401), 300);
+      assert.ok(statuses.filter((r) => r.status === 429).every((r) => Number(r.retryAfter) >= 1), 'Retry-After');
+      // A correct key from the flooding address waits the window out too.
+      assert.equal((await signin(`Bearer ${key}`)).status, 429);
+      // From another address it signs in.
+      assert.equal((await signin(`Bearer ${key}`, '127.0.0.2')).status, 200);
+      const rows = denied();
+      assert.ok(rows.length <= 7, `${rows.length} console_signin_denied rows for 300 attempts`);
+      const attempts = rows.reduce((n, r) => n + (r.detail.attempts ?? 1), 0);
+      assert.ok(attempts >= 6, `the rows stand for ${attempts} attempts: ${JSON.stringify(rows.map((r) => r.detail))}`);
+    } finally {
       await server.stop();
     }
   });

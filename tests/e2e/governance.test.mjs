@@ -233,6 +233,10 @@ describe('denials inside programs (G-D1..G-D7)', () => {
     const p = await bob.client.callTool({ name: 'propose_code_tool', arguments: {
       name: 'unapproved_tool', description: 'never approved', language: 'javascript', code: 'return 1', connectors: ['test'] } });
     assert.ok(!p.isError, JSON.stringify(p));
+    // The hint names the whole approve command, --as included (the CLI refuses it without).
+    const id = p.structuredContent.id;
+    assert.ok(p.structuredContent.message.includes(`airlock tools approve ${id} --as ADMIN_USER --config CONFIG_FILE`),
+      p.structuredContent.message);
     for (const name of ['execute', 'airlock.execute', 'propose_code_tool', 'unapproved_tool', 'test.unapproved_tool', 'run_code']) {
       const e = await callError(bob, name, {});
       assert.ok(['E_TOOL_NOT_DECLARED', 'E_INVALID_ARGS'].includes(e.code), `${name}: ${JSON.stringify(e)}`);

@@ -43,6 +43,7 @@ export const RESULT_KEYS = [
   'status', 'message', 'error_code', 'language', 'isolation', 'exit_code', 'signal',
   'stdout', 'stdout_truncated', 'stderr', 'stderr_truncated', 'compile_output',
   'compile_output_truncated', 'wall_ms', 'cpu_ms', 'compile_ms', 'peak_memory_bytes', 'files',
+  'files_truncated', 'files_skipped', 'files_left', 'notes',
 ];
 
 export function assertBinary() {

@@ -208,10 +208,15 @@ describe('operations: --log-format json', () => {
       const c = await connectHttp(server.url);
       const r = await runCode(c.client, { language: 'python', code: 'print(1)' });
       assert.equal(r.structuredContent.status, 'ok');
+      // A refused call (an unknown session): its structuredContent says
+      // status internal_error; the log line says error + the error code.
+      const gone = await c.client.callTool({ name: 'run_code',
+        arguments: { language: 'python', code: 'print(2)', session_id: 's_' + '0'.repeat(32) } });
+      assert.equal(gone.structuredContent.error_code, 'E_SESSION_NOT_FOUND', JSON.stringify(gone));
       await c.close();
-      const gone = new Promise((resolve) => server.proc.once('exit', resolve));
+      const exited = new Promise((resolve) => server.proc.once('exit', resolve));
       server.proc.kill('SIGTERM');
-      await gone;
+      await exited;
       stopped = true;
       const lines = server.stderr().split('\n').filter((l) => l.length > 0);
       assert.ok(lines.length >= 3, server.stderr());
@@ -224,6 +229,15 @@ describe('operations: --log-format json', () => {
         assert.ok(['info', 'warning', 'error'].includes(o.level), JSON.stringify(o));
         assert.equal(typeof o.event, 'string');
       }
+      // The documented statuses only (docs/deploy.md); an error's reason in error_code.
+      const documented = ['ok', 'exit_nonzero', 'timeout', 'memory_limit', 'output_limit', 'compile_error',
+        'killed_signal', 'error', 'protocol_error'];
+      for (const o of objects.filter((x) => x.event === 'tool_call')) {
+        assert.ok(documented.includes(o.status), JSON.stringify(o));
+      }
+      const refused = objects.find((o) => o.event === 'tool_call' && o.error_code === 'E_SESSION_NOT_FOUND');
+      assert.ok(refused, server.stderr());
+      assert.equal(refused.status, 'error');
       const call = objects.find((o) => o.event === 'tool_call');
       assert.ok(call, server.stderr());
       assert.equal(call.tool, 'run_code');

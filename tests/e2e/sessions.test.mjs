@@ -1341,6 +1341,70 @@ describe('sessions: max_total 1, max_cpu_s 1', () => {
 
 // ------------------------------------------------------------ sessions off
 
+describe('sessions over HTTP without keys: each MCP session is its own anonymous caller', () => {
+  let cfg;
+  let server;
+  const clients = [];
+
+  async function connect() {
+    const c = await connectHttp(`http://127.0.0.1:${server.port}/mcp`);
+    clients.push(c);
+    await c.client.listTools();
+    return c;
+  }
+
+  before(async () => {
+    // No keys, no token: every client is "anonymous". max_per_caller 2,
+    // max_total 4: one client's leaked sessions must not use up another's.
+    cfg = tmpConfig('anon', { server: { shutdown_grace_s: 1 }, sessions: { max_per_caller: 2, max_total: 4 } });
+    server = await startHttpServer({ args: ['--config', cfg.file] });
+  });
+  after(async () => {
+    for (const c of clients) await c.close().catch(() => {});
+    await server?.stop();
+    if (cfg) rmSync(cfg.dir, { recursive: true, force: true });
+  });
+
+  it('client 2 can neither list nor use client 1\'s sessions, and client 1\'s leaked sessions leave client 2 its quota', async () => {
+    const one = (await connect()).client;
+    const two = (await connect()).client;
+    // Client 1 opens its two sessions and "leaks" them (never closes them).
+    const leaked = [await openSession(one, { language: 'bash' }), await openSession(one, { language: 'bash' })];
+    await okCell(one, leaked[0].session_id, 'owner=one');
+    expectToolError(await rawCall(one, 'open_session', { language: 'bash' }), 'E_SESSION_LIMIT', undefined,
+      'client 1 past its own max_per_caller');
+
+    // Client 2 does not see them ...
+    const listed = (await listSessions(two)).map((x) => x.session_id);
+    for (const s of leaked) assert.ok(!listed.includes(s.session_id), `client 2 lists ${s.session_id}`);
+    // ... and is answered exactly as for an unknown id.
+    const unknown = randomSessionId();
+    const norm = (r, id) => JSON.stringify({ isError: r.isError, content: r.content, structuredContent: r.structuredContent })
+      .split(id).join('<ID>');
+    const run = await rawCall(two, 'run_code', { session_id: leaked[0].session_id, code: 'echo $owner' });
+    const runUnknown = await rawCall(two, 'run_code', { session_id: unknown, code: 'echo $owner' });
+    expectToolError(run, 'E_SESSION_NOT_FOUND', leaked[0].session_id, 'client 2 runs in client 1\'s session');
+    assert.equal(norm(run, leaked[0].session_id), norm(runUnknown, unknown), 'run_code: identical apart from the id');
+    const close = await rawCall(two, 'close_session', { session_id: leaked[1].session_id });
+    const closeUnknown = await rawCall(two, 'close_session', { session_id: unknown });
+    expectToolError(close, 'E_SESSION_NOT_FOUND', leaked[1].session_id, 'client 2 closes client 1\'s session');
+    assert.equal(norm(close, leaked[1].session_id), norm(closeUnknown, unknown), 'close_session: identical apart from the id');
+
+    // Client 2 still has its own quota.
+    const mine = await openSession(two, { language: 'bash' });
+    try {
+      assert.equal((await okCell(two, mine.session_id, 'echo two')).stdout, 'two\n');
+      assert.deepEqual((await listSessions(two)).map((x) => x.session_id), [mine.session_id]);
+    } finally {
+      await closeQuietly(two, mine.session_id);
+    }
+    // Client 1's sessions are untouched by all this.
+    assert.equal((await okCell(one, leaked[0].session_id, 'echo $owner')).stdout, 'one\n');
+    assert.equal((await listSessions(one)).length, 2);
+    await closeQuietly(one, ...leaked.map((s) => s.session_id));
+  });
+});
+
 describe('sessions turned off in the config', () => {
   let cfg;
   let conn;

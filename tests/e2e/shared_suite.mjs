@@ -57,7 +57,10 @@ export function defineSharedTests(ctx) {
     for (const p of ['code', 'stdin', 'args', 'files', 'output_files', 'timeout_ms', 'memory_mb']) {
       assert.ok(rc.inputSchema.properties[p], `inputSchema.properties.${p}`);
     }
-    assert.ok(rc.inputSchema.required.includes('language') && rc.inputSchema.required.includes('code'), 'language and code required');
+    // language may be left out in a session (session_id): the schema must
+    // not require what a valid call omits; the server checks it instead.
+    assert.deepEqual(rc.inputSchema.required, ['code'], 'code required; language required only without session_id');
+    assert.match(lang.description, /session_id/, 'language says when it may be left out');
     assert.equal(rc.outputSchema?.type, 'object', 'run_code has an outputSchema');
     for (const k of ['status', 'stdout', 'stderr', 'exit_code', 'files']) {
       assert.ok(rc.outputSchema.properties?.[k], `outputSchema.properties.${k}`);
@@ -222,6 +225,14 @@ export function defineSharedTests(ctx) {
     const out = await errorOrResult(() => runCode(client, { language: 'python' }));
     const text = expectErrorText(out, [-32602], 'missing code');
     assert.match(text, /code/, `message names the field: ${text}`);
+  });
+
+  it('run_code: neither language nor session_id → invalid params naming language', async () => {
+    const { client } = ctx();
+    const out = await errorOrResult(() => runCode(client, { code: 'print(1)' }));
+    const text = expectErrorText(out, [-32602], 'missing language');
+    assert.match(text, /language/, `message names the field: ${text}`);
+    assert.match(text, /session_id/, `message says when it may be left out: ${text}`);
   });
 
   it('tools/call of an unknown tool → error', async () => {

@@ -47,6 +47,9 @@ node -e '
   const http = s.packages.find((p) => p.transport.type === "streamable-http");
   if (!http || !http.transport.url.endsWith("/mcp")) throw new Error("no streamable-http form at /mcp");
 ' "$(/usr/bin/airlock --version)"
+# The documentation: README.md with docs/ (screenshots included) beside it, as
+# in the repo, so every relative link resolves; the test suite is not shipped.
+python3 "$here/tests/docs/check_links.py" /usr/share/doc/airlock --skip-prefix tests/
 /usr/bin/airlock serve --help | grep -q -- '--http'
 /usr/bin/airlock doctor
 /usr/bin/airlock selftest --json > "$build/package-selftest.json" || {

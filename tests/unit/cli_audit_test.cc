@@ -52,7 +52,12 @@ class CliAuditTest : public ::testing::Test {
     fs::remove_all(dir_, ec);
   }
 
-  void WriteConfig(const json& config) { std::ofstream(dir_ / "airlock.json", std::ios::trunc) << config.dump(); }
+  // `config`, with the role the keys below are made for (`keys create`
+  // refuses a role the config does not define).
+  void WriteConfig(json config) {
+    config["roles"]["viewer"] = json::object();
+    std::ofstream(dir_ / "airlock.json", std::ios::trunc) << config.dump();
+  }
   std::string ConfigFlag() const { return " --config " + (dir_ / "airlock.json").string(); }
 
   // Runs `airlock <args>`.
@@ -292,6 +297,73 @@ TEST_F(CliAuditTest, FiltersSelectBySinceUserAndRun) {
   Result filtered_verify = Airlock("audit verify --user alice" + ConfigFlag());
   EXPECT_EQ(filtered_verify.rc, 2) << filtered_verify.err;
   EXPECT_EQ(Airlock("audit verify" + ConfigFlag()).rc, 0);
+
+  // Enumerated filters match whatever their case; an unknown status is an
+  // error naming the valid ones, not an empty answer.
+  EXPECT_EQ(ids(AuditJson("--status SUCCESS --type run")), (Ids{3, 6, 9}));
+  EXPECT_EQ(ids(AuditJson("--status success --type RUN")), (Ids{3, 6, 9}));
+  EXPECT_EQ(ids(AuditJson("--status Success --type Call --user bob")), (Ids{7, 8}));
+  Result unknown = Airlock("audit --status succeeded" + ConfigFlag());
+  EXPECT_EQ(unknown.rc, 2) << unknown.out;
+  EXPECT_NE(unknown.err.find("SUCCESS, ERROR, TIMEOUT, LIMIT, DENIED, CANCELLED"), std::string::npos) << unknown.err;
+  EXPECT_EQ(Airlock("audit --type runs" + ConfigFlag()).rc, 2);
+}
+
+// Text output escapes what agents and callers wrote (a run's user, an
+// event's detail): no raw ESC, C1 control or bidi override reaches the
+// terminal. --json is JSON-escaped already.
+TEST_F(CliAuditTest, TextOutputEscapesControlSequences) {
+  const std::string evil = "x\x1b[2K\xe2\x80\xae\xc2\x9b\x9by";
+  {
+    fs::create_directories(state_);
+    auto store = audit::SqliteAuditStore::Open(db_);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    audit::RunRecord r;
+    r.run_id = "r_1";
+    r.user = evil;
+    r.status = "ERROR";
+    r.error_code = evil;
+    ASSERT_TRUE((*store)->AppendRun(r).ok());
+    audit::EventRow e;
+    e.kind = "code_tool_propose";
+    e.actor = evil;
+    e.detail = {{"name", evil}};
+    ASSERT_TRUE((*store)->AppendEvent(e).ok());
+  }
+  Result text = Airlock("audit" + ConfigFlag());
+  ASSERT_EQ(text.rc, 0) << text.err;
+  EXPECT_EQ(text.out.find('\x1b'), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find('\x9b'), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("\xe2\x80\xae"), std::string::npos) << text.out;
+  // (The log stores invalid UTF-8 as U+FFFD already.)
+  EXPECT_NE(text.out.find("user=\"x\\x1b[2K\\u202e\\u009b"), std::string::npos) << text.out;
+}
+
+// `keys create` refuses a role the config does not define, naming those it does.
+TEST_F(CliAuditTest, KeysCreateRefusesAnUnknownRole) {
+  Result r = Airlock("keys create --file " + keys_ + ConfigFlag() + " --user erin --role nosuchrole");
+  EXPECT_EQ(r.rc, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("--role nosuchrole: no such role"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("admin, reader, viewer"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty()) << "no secret printed: " << r.out;
+  EXPECT_FALSE(fs::exists(keys_)) << "no key stored";
+}
+
+// A key the configuration never checks is stored with a loud warning.
+TEST_F(CliAuditTest, KeysCreateWarnsWhenTheConfigDoesNotCheckKeys) {
+  Result unchecked = Airlock("keys create --file " + keys_ + ConfigFlag() + " --user erin --role viewer");
+  ASSERT_EQ(unchecked.rc, 0) << unchecked.err;
+  EXPECT_NE(unchecked.err.find("WARNING: this configuration does not check API keys"), std::string::npos)
+      << unchecked.err;
+  WriteConfig({{"server", {{"state_dir", state_}, {"http", {{"keys_file", keys_}}}}}});
+  Result checked = Airlock("keys create --file " + keys_ + ConfigFlag() + " --user erin --role viewer");
+  ASSERT_EQ(checked.rc, 0) << checked.err;
+  EXPECT_EQ(checked.err.find("WARNING"), std::string::npos) << checked.err;
+  Result elsewhere =
+      Airlock("keys create --file " + (dir_ / "other.json").string() + ConfigFlag() + " --user erin --role viewer");
+  ASSERT_EQ(elsewhere.rc, 0) << elsewhere.err;
+  EXPECT_NE(elsewhere.err.find("is not the key file this configuration's server checks"), std::string::npos)
+      << elsewhere.err;
 }
 
 TEST_F(CliAuditTest, AMissingLogIsAnErrorAndIsNotCreated) {

@@ -63,7 +63,8 @@ class PgCliTest : public ::testing::Test {
   // airlock.json: a postgres state plus `extra` (merged at the top level).
   void WriteConfig(const json& extra) {
     json c = {{"state", {{"backend", "postgres"}, {"postgres_dsn_file", (dir_ / "dsn").string()}}},
-              {"server", {{"state_dir", (dir_ / "state").string()}}}};
+              {"server", {{"state_dir", (dir_ / "state").string()}}},
+              {"roles", {{"viewer", json::object()}}}};
     if (extra.is_object()) c.merge_patch(extra);
     std::ofstream(dir_ / "airlock.json", std::ios::trunc) << c.dump();
   }

@@ -95,6 +95,7 @@ TEST(Policy, EndpointsIntersectWithRoles) {
   EXPECT_EQ(gw->code_mode, CodeMode::kOff);
   EXPECT_TRUE(gw->gateway);
   EXPECT_EQ(p.DefaultEndpoint(), nullptr);  // two endpoints, none named "default"
+  EXPECT_EQ(p.EndpointNames(), "gw, team");  // what `serve` then tells the user to pick from
   Caller admin{.user = "alice", .role = "admin"};
   EXPECT_TRUE(p.SeesConnector(admin, *team, "crm"));
   EXPECT_FALSE(p.SeesConnector(admin, *team, "docs"));  // even admins: the endpoint does not have it

@@ -76,6 +76,14 @@ TEST(McpConfig, BadValuesNameThePath) {
   EXPECT_NE(c.status().message().find("out of range"), std::string::npos);
   c = ParseConfig(R"({"languages": {"enabled": ["python", 3]}})");
   EXPECT_EQ(c.status().message(), "config.languages.enabled[1]: expected a string");
+  // An unknown language is an error naming the key and the known languages.
+  c = ParseConfig(R"({"languages": {"enabled": ["python", "cobol"]}})");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().message().rfind("config.languages.enabled[1]: unknown language \"cobol\"; the languages are: ", 0),
+            0u)
+      << c.status().message();
+  EXPECT_NE(c.status().message().find("python"), std::string::npos);
+  EXPECT_NE(c.status().message().find("typescript"), std::string::npos);
   c = ParseConfig(R"({"limits": {"default_timeout_ms": 90000}})");
   EXPECT_NE(c.status().message().find("exceeds max_timeout_ms"), std::string::npos);
   c = ParseConfig(R"({"server": []})");

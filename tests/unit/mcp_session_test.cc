@@ -155,7 +155,9 @@ TEST_F(McpSessionTest, ToolsListDescribesRunCode) {
   const json& run = tools[0];
   EXPECT_EQ(run["name"], "run_code");
   EXPECT_EQ(run["inputSchema"]["properties"]["language"]["enum"], json({"c", "python"}));
-  EXPECT_EQ(run["inputSchema"]["required"], json({"language", "code"}));
+  // A session's cell leaves language out: the schema requires only code
+  // (the server refuses a call with neither language nor session_id).
+  EXPECT_EQ(run["inputSchema"]["required"], json({"code"}));
   EXPECT_EQ(run["inputSchema"]["properties"]["timeout_ms"]["maximum"], 60000);
   EXPECT_EQ(run["outputSchema"]["type"], "object");
   EXPECT_TRUE(run["outputSchema"]["properties"].contains("stdout"));
@@ -460,6 +462,45 @@ TEST(RunTrackerTest, HandlesEndTheirCallOnceAndMoveCleanly) {
     EXPECT_EQ(ToJson(runs.List()[0])["tool"], "execute");
   }
   EXPECT_EQ(runs.size(), 0u);
+}
+
+// The request log's status is the documented set (docs/deploy.md): a run
+// status where the program ran, else ok / error / protocol_error, with the
+// reason of an error in error_code, never "internal_error" as a status.
+TEST(RunTrackerTest, RequestLogOutcomesKeepToTheDocumentedStatuses) {
+  auto outcome = [](const nlohmann::json& r) { return OutcomeOfToolResult(r); };
+  CallOutcome o = outcome({{"structuredContent", {{"status", "timeout"}}}, {"isError", true}});
+  EXPECT_EQ(o.status, "timeout");
+  EXPECT_EQ(o.error_code, "");
+  o = outcome({{"structuredContent", {{"status", "ok"}}}});
+  EXPECT_EQ(o.status, "ok");
+  o = outcome({{"structuredContent",
+                {{"status", "internal_error"}, {"error_code", "E_SESSION_NOT_FOUND"}, {"message", "..."}}},
+               {"isError", true}});
+  EXPECT_EQ(o.status, "error");
+  EXPECT_EQ(o.error_code, "E_SESSION_NOT_FOUND");
+  o = outcome({{"structuredContent", {{"status", "internal_error"}}}, {"isError", true}});
+  EXPECT_EQ(o.status, "error");
+  EXPECT_EQ(o.error_code, "internal_error");
+  o = outcome({{"structuredContent", {{"ok", false}, {"error", {{"code", "E_LIMIT_WALLCLOCK"}}}}}, {"isError", true}});
+  EXPECT_EQ(o.status, "error");
+  EXPECT_EQ(o.error_code, "E_LIMIT_WALLCLOCK");
+  o = outcome({{"content", nlohmann::json::array()}, {"isError", true}});
+  EXPECT_EQ(o.status, "error");
+  EXPECT_EQ(o.error_code, "tool_error");
+  o = outcome({{"structuredContent", {{"status", "proposed"}}}});  // some other tool's "status"
+  EXPECT_EQ(o.status, "ok");
+
+  RunTracker runs;
+  CallOutcome seen;
+  runs.SetEndObserver([&](const RunInFlight&, int64_t, const CallOutcome& c) { seen = c; });
+  CancelToken token;
+  {
+    RunTracker::Handle h = runs.Begin("r_1", {.user = "alice"}, "run_code", &token);
+    h.SetOutcome({.status = "error", .error_code = "E_SESSION_LOST"});
+  }
+  EXPECT_EQ(seen.status, "error");
+  EXPECT_EQ(seen.error_code, "E_SESSION_LOST");
 }
 
 TEST_F(McpSessionTest, CallsRunConcurrentlyAndCloseCancelsThem) {

@@ -57,9 +57,10 @@ class PrestartTest : public ::testing::Test {
   }
 
   // Runs `req` cold (a pool miss), then pre-started; returns both. Each call
-  // gets a shape of its own (a memory limit no other call used).
+  // gets a pool of its own (only the languages' default shapes are pooled,
+  // so a fresh, unwarmed pool is what makes the first run a miss).
   std::pair<RunResult, RunResult> ColdThenPrestarted(RunRequest req) {
-    req.memory_mb = (req.memory_mb ? req.memory_mb : 256) + shapes_++;
+    executor_->EnablePool({.max_per_shape = 1, .min_per_shape = 1, .max_total = 64}, {});
     CancelToken cancel;
     Settle();
     const uint64_t pre0 = executor_->prestarted_runs();
@@ -78,7 +79,6 @@ class PrestartTest : public ::testing::Test {
 
   std::unique_ptr<jail::JailHost> host_;
   std::unique_ptr<LocalExecutor> executor_;
-  uint64_t shapes_ = 0;
 };
 
 // Node's stack traces end in the frames that called Module.runMain: the
@@ -294,7 +294,6 @@ TEST_F(PrestartTest, ATypeScriptCompileErrorIsReportedAsFromAColdRun) {
   RunRequest req;
   req.language = "typescript";
   req.code = "const x: number = ;\n";
-  req.memory_mb = 256 + shapes_++;
   CancelToken cancel;
   RunResult cold = executor_->Run(req, nullptr, cancel);
   Settle();
@@ -318,7 +317,6 @@ TEST_F(PrestartTest, RlimitCpuIsTheRunsNotTheStartsAndTheClockStartsAtResume) {
 
   // The interpreter waited in the pool longer than the run's whole timeout:
   // that time is not the run's.
-  req.memory_mb = 256 + shapes_ - 1;  // the shape the pair above used
   Settle();
   std::this_thread::sleep_for(std::chrono::milliseconds(1800));
   CancelToken cancel;
@@ -369,7 +367,6 @@ TEST_F(PrestartTest, LimitsHoldInAPreStartedInterpreter) {
     req.language = "python";
     req.code = c.code;
     req.timeout_ms = 1000;
-    req.memory_mb = 128;
     req.max_output_bytes = 1 << 20;
     auto [cold, warm] = ColdThenPrestarted(req);
     EXPECT_EQ(RunStatusName(cold.status), RunStatusName(c.expected)) << c.code << cold.message;
@@ -417,7 +414,6 @@ TEST_F(PrestartTest, AnInterpreterThatDiedWhileWaitingIsNotHandedOut) {
   RunRequest req;
   req.language = "python";
   req.code = "print('served')";
-  req.memory_mb = 300;
   CancelToken cancel;
   Settle();
   EXPECT_EQ(executor_->Run(req, nullptr, cancel).stdout_text, "served\n");  // a miss: the pool now wants one

@@ -561,6 +561,68 @@ TEST(RunnerClientTest, BusyWhenQueueFull) {
   EXPECT_EQ(second_log.phases().front(), RunPhase::kQueued);
 }
 
+// Attack: one caller starts as many long runs as there are slots. With
+// per-caller limits it holds only its share; another caller's run still
+// starts and finishes while the first caller's runs go on, and the first
+// caller's runs past its share and its queue places are refused as busy.
+TEST(RunnerClientTest, OneCallerCannotTakeEverySlot) {
+  RunnerClientOptions o = FakeOptions();
+  o.max_concurrent = 3;
+  o.max_queue = 16;
+  o.max_concurrent_per_caller = 2;
+  o.max_queue_per_caller = 1;
+  RunnerClient client(o);
+  ASSERT_TRUE(client.Start().ok());
+  auto from = [](const std::string& caller, const std::string& code) {
+    RunRequest r = Request(code);
+    r.caller = caller;
+    return r;
+  };
+  // Caller A: a run per slot (3), each long.
+  constexpr int kA = 3;
+  std::vector<ProgressLog> a_logs(kA);
+  std::vector<CancelToken> a_cancel(kA);
+  std::vector<RunResult> a_results(kA);
+  std::atomic<int> a_done{0};
+  std::vector<std::thread> a_threads;
+  for (int i = 0; i < kA; ++i) {
+    a_threads.emplace_back([&, i] {
+      a_results[i] = client.Run(from("api_key:alice", "sleep 30000"), a_logs[i].Fn(), a_cancel[i]);
+      ++a_done;
+    });
+    // Two start; the third waits in the queue (A's share is 2 slots).
+    ASSERT_TRUE(a_logs[i].WaitFor(i < 2 ? RunPhase::kRunning : RunPhase::kQueued)) << "run " << i;
+  }
+  EXPECT_EQ(client.CurrentLoad().in_flight, 2u);
+
+  // A's next run: over its share and its queue places: busy, at once.
+  CancelToken cancel;
+  RunResult refused = client.Run(from("api_key:alice", "one more"), nullptr, cancel);
+  EXPECT_EQ(refused.status, RunStatus::kInternalError);
+  EXPECT_EQ(refused.error_code, "busy");
+  EXPECT_NE(refused.message.find("per-caller limit"), std::string::npos) << refused.message;
+
+  // Caller B is served while every run of A is still going.
+  ProgressLog b_log;
+  RunResult b = client.Run(from("api_key:bob", "bob's run"), b_log.Fn(), cancel);
+  EXPECT_EQ(b.status, RunStatus::kOk) << b.message;
+  EXPECT_EQ(b.stdout_text, "bob's run");
+  EXPECT_EQ(a_done.load(), 0) << "B only ran after A's runs ended";
+  // A's queued run still waits: the free slot is not A's to take.
+  EXPECT_FALSE(a_logs[2].WaitFor(RunPhase::kRunning, std::chrono::milliseconds(300)));
+
+  // A's first run ends: its queued run takes the freed share.
+  a_cancel[0].Cancel();
+  EXPECT_TRUE(a_logs[2].WaitFor(RunPhase::kRunning, std::chrono::seconds(10)));
+  a_cancel[1].Cancel();
+  a_cancel[2].Cancel();
+  for (auto& t : a_threads) t.join();
+  for (const RunResult& r : a_results) EXPECT_EQ(r.error_code, "cancelled") << r.message;
+  const RunnerClient::Load load = client.CurrentLoad();
+  EXPECT_EQ(load.in_flight, 0u);
+  EXPECT_EQ(load.queued, 0u);
+}
+
 TEST(RunnerClientTest, CancellationReturnsPromptly) {
   RunnerClient client(FakeOptions());
   ASSERT_TRUE(client.Start().ok());
@@ -717,6 +779,36 @@ TEST(RunnerClientTest, RunnerThatNeverSaysHelloIsKilled) {
     ASSERT_GT(child_pid, 0);
     EXPECT_TRUE(ProcessGone(child_pid));
   }
+}
+
+// A runner that cannot run code on this host (airlock runner without
+// cgroups, as a normal user) says why in a "fatal" frame and exits 3: the
+// cause reaches the run result, not only the server's stderr.
+TEST(RunnerClientTest, RunnerFatalFrameCarriesTheCauseIntoRunUnavailable) {
+  RunnerClientOptions o = FakeOptions();
+  o.start_timeout = std::chrono::milliseconds(5000);
+  o.restart_backoff_min = std::chrono::milliseconds(5000);
+  const std::string cause = "cannot run code on this host: cgroup memory/pids controllers are not usable by uid 1000";
+  o.spawn = [&]() -> StatusOr<SpawnedRunner> {
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return ErrnoError("sp");
+    const pid_t pid = fork();
+    if (pid == 0) {
+      (void)WriteJsonFrame(sv[1], {{"type", "fatal"}, {"message", cause}});
+      _exit(3);
+    }
+    close(sv[1]);
+    return SpawnedRunner(UniqueFd(sv[0]), pid);
+  };
+  RunnerClient client(o);
+  Status st = client.Start();
+  EXPECT_EQ(st.code(), StatusCode::kUnavailable);
+  EXPECT_NE(st.message().find(cause), std::string::npos) << st.message();
+  CancelToken cancel;
+  RunResult r = client.Run(Request("print(1)"), nullptr, cancel);
+  EXPECT_EQ(r.error_code, "runner_unavailable");
+  EXPECT_NE(r.message.find(cause), std::string::npos) << r.message;
+  EXPECT_EQ(client.Health().value("error", std::string()).find(cause), 0u) << client.Health().dump();
 }
 
 TEST(RunnerClientTest, LanguagesComeFromTheRunnerAndAreCached) {

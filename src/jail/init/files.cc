@@ -8,6 +8,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 
@@ -24,7 +25,7 @@ int OpenBeneath(int dir_fd, const std::string& path, uint64_t flags, uint64_t mo
   return static_cast<int>(syscall(SYS_openat2, dir_fd, path.c_str(), &how, sizeof how));
 }
 
-bool Matches(const std::string& rel, const std::string& glob) {
+bool MatchesGlob(const std::string& rel, const std::string& glob) {
   if (glob.rfind("**/", 0) == 0) {
     const std::string rest = glob.substr(3);
     const std::string base = rel.substr(rel.rfind('/') + 1);
@@ -35,6 +36,8 @@ bool Matches(const std::string& rel, const std::string& glob) {
 }
 
 }  // namespace
+
+bool OutputGlobMatches(const std::string& rel, const std::string& glob) { return MatchesGlob(rel, glob); }
 
 bool IsSafeRelativePath(const std::string& name) {
   if (name.empty() || name.size() > 4096 || name[0] == '/') return false;
@@ -73,21 +76,24 @@ Status WriteInputFiles(int dir_fd, const std::vector<FileEntry>& files) {
   return OkStatus();
 }
 
-std::vector<CollectedFile> CollectOutputFiles(int dir_fd, const std::vector<std::string>& globs,
-                                              uint32_t max_files, uint64_t max_file_bytes) {
-  std::vector<CollectedFile> out;
-  if (globs.empty()) return out;
+CollectedOutputs CollectOutputFiles(int dir_fd, const std::vector<std::string>& globs,
+                                    const OutputFileLimits& limits) {
+  CollectedOutputs out;
+  uint64_t budget = limits.max_total_bytes;  // bytes still allowed to be read
   size_t visited = 0;
   constexpr size_t kMaxVisited = 20000;
+  auto note = [](std::vector<FileNote>* list, const std::string& name, uint64_t size, const char* reason) {
+    if (list->size() < kMaxFileNotes) list->push_back({name, size, reason});
+  };
   std::function<void(const std::string&, int)> walk = [&](const std::string& rel_dir, int depth) {
-    if (depth > 16 || out.size() >= max_files) return;
+    if (depth > 16) return;
     UniqueFd d(rel_dir.empty() ? openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
                                : OpenBeneath(dir_fd, rel_dir, O_RDONLY | O_DIRECTORY));
     if (!d) return;
     DIR* dir = fdopendir(d.Release());
     if (!dir) return;
     while (dirent* e = readdir(dir)) {
-      if (++visited > kMaxVisited || out.size() >= max_files) break;
+      if (++visited > kMaxVisited) break;
       if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
       const std::string rel = rel_dir.empty() ? e->d_name : rel_dir + "/" + e->d_name;
       struct stat st;
@@ -98,16 +104,28 @@ std::vector<CollectedFile> CollectOutputFiles(int dir_fd, const std::vector<std:
       }
       if (!S_ISREG(st.st_mode)) continue;  // symlinks, fifos, sockets, devices
       bool wanted = false;
-      for (const auto& g : globs) wanted = wanted || Matches(rel, g);
-      if (!wanted) continue;
+      for (const auto& g : globs) wanted = wanted || MatchesGlob(rel, g);
+      if (!wanted) {
+        note(&out.left, rel, static_cast<uint64_t>(st.st_size), "not_requested");
+        continue;
+      }
+      if (out.files.size() >= limits.max_files) {
+        note(&out.skipped, rel, static_cast<uint64_t>(st.st_size), "max_output_files");
+        continue;
+      }
       UniqueFd f(OpenBeneath(dir_fd, rel, O_RDONLY | O_NONBLOCK));
       if (!f) continue;
       struct stat fst;
       if (fstat(f.get(), &fst) != 0 || !S_ISREG(fst.st_mode)) continue;
+      const uint64_t size = static_cast<uint64_t>(fst.st_size);
+      const uint64_t want = std::min<uint64_t>(size, limits.max_file_bytes);
+      if (want > budget) {  // not read at all: the rest of the budget may fit a smaller file
+        note(&out.skipped, rel, size, "max_output_files_total_bytes");
+        continue;
+      }
       CollectedFile cf;
       cf.name = rel;
-      cf.size = static_cast<uint64_t>(fst.st_size);
-      const uint64_t want = std::min<uint64_t>(cf.size, max_file_bytes);
+      cf.size = size;
       cf.content.resize(want);
       uint64_t got = 0;
       while (got < want) {
@@ -118,7 +136,8 @@ std::vector<CollectedFile> CollectOutputFiles(int dir_fd, const std::vector<std:
       }
       cf.content.resize(got);
       cf.truncated = cf.size > got;
-      out.push_back(std::move(cf));
+      budget -= got;
+      out.files.push_back(std::move(cf));
     }
     closedir(dir);
   };

@@ -24,10 +24,38 @@ bool IsSafeRelativePath(const std::string& name);
 // Writes `files` under `dir_fd`, creating parent directories.
 Status WriteInputFiles(int dir_fd, const std::vector<FileEntry>& files);
 
+// Whether the relative path `rel` matches the output glob `glob` (fnmatch
+// with FNM_PATHNAME; a leading "**/" matches at any depth).
+bool OutputGlobMatches(const std::string& rel, const std::string& glob);
+
+struct OutputFileLimits {
+  uint32_t max_files = 32;                  // files returned
+  uint64_t max_file_bytes = 8u << 20;       // bytes read from each
+  uint64_t max_total_bytes = 8u << 20;      // bytes read from all together
+};
+
+// What CollectOutputFiles found: the files returned, the matched files a cap
+// left out, and files no glob matched (a hint for the caller).
+struct CollectedOutputs {
+  std::vector<CollectedFile> files;
+  std::vector<FileNote> skipped;  // at most kMaxFileNotes
+  std::vector<FileNote> left;     // at most kMaxFileNotes
+};
+
+inline constexpr size_t kMaxFileNotes = 20;
+
 // Collects regular files under `dir_fd` whose relative path matches one of
-// `globs` (fnmatch with FNM_PATHNAME; a leading "**/" matches any depth).
-std::vector<CollectedFile> CollectOutputFiles(int dir_fd, const std::vector<std::string>& globs,
-                                              uint32_t max_files, uint64_t max_file_bytes);
+// `globs` (fnmatch with FNM_PATHNAME; a leading "**/" matches any depth), in
+// directory order, within `limits`: each file is read up to max_file_bytes
+// (then truncated); a file whose (capped) size does not fit in what is left
+// of max_total_bytes is not read at all and is listed in `skipped` (reason
+// "max_output_files_total_bytes"), as are matches past max_files (reason
+// "max_output_files"). Never reads more than max_total_bytes in all, whatever
+// st_size says (sparse files). Regular files no glob matched are listed in
+// `left` (reason "not_requested"), with or without globs. The walk is
+// bounded (depth 16, 20000 entries).
+CollectedOutputs CollectOutputFiles(int dir_fd, const std::vector<std::string>& globs,
+                                    const OutputFileLimits& limits);
 
 }  // namespace airlock::jail
 

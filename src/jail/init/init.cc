@@ -117,13 +117,23 @@ std::string WriteFiles(const json& m, int work_fd) {
 json ExitReply(const ProgramExit& exit, const json& m, int work_fd) {
   json reply = {{"type", "exited"}, {"exit_code", exit.exit_code}, {"signal", exit.signal}, {"cpu_ms", exit.cpu_ms}};
   if (!exit.exec_error.empty()) reply["exec_error"] = exit.exec_error;
+  const OutputFileLimits limits{static_cast<uint32_t>(U64(m, "max_output_files", 32)),
+                                 U64(m, "max_output_file_bytes", 8u << 20),
+                                 U64(m, "max_output_files_total_bytes", 8u << 20)};
+  CollectedOutputs collected = CollectOutputFiles(work_fd, StringList(m, "output_globs"), limits);
   json files = json::array();
-  for (auto& f : CollectOutputFiles(work_fd, StringList(m, "output_globs"),
-                                    static_cast<uint32_t>(U64(m, "max_output_files", 32)),
-                                    U64(m, "max_output_file_bytes", 8u << 20))) {
+  for (CollectedFile& f : collected.files) {
     files.push_back({{"name", f.name}, {"content_b64", Base64Encode(f.content)}, {"size", f.size},
                      {"truncated", f.truncated}});
+    std::string().swap(f.content);  // at most one copy of each file's bytes at a time
   }
+  auto notes = [](const std::vector<FileNote>& list) {
+    json a = json::array();
+    for (const FileNote& n : list) a.push_back({{"name", n.name}, {"size", n.size}, {"reason", n.reason}});
+    return a;
+  };
+  reply["files_skipped"] = notes(collected.skipped);
+  reply["files_left"] = notes(collected.left);
   reply["files"] = std::move(files);
   return reply;
 }

@@ -58,8 +58,18 @@ StatusOr<json> SearchToolsTool::Call(const json& arguments, ToolCallContext& ctx
     if (key != "query" && key != "limit") return InvalidArgument("unknown argument \"" + key + "\"");
   }
   const std::set<std::string> connectors = access_.VisibleConnectors(ctx.caller());
-  return StructuredResult(
-      gateway_.Search(query->get<std::string>(), limit, access_.ToolFilter(ctx.caller()), &connectors).ToJson());
+  json value = gateway_.Search(query->get<std::string>(), limit, access_.ToolFilter(ctx.caller()), &connectors).ToJson();
+  // After the search (which tries to connect those never listed): a
+  // connector that is down has no tools here, and the agent is told why
+  // rather than left with an empty list.
+  const std::vector<gateway::Gateway::Unavailable> down = gateway_.UnavailableConnectors(&connectors);
+  if (down.empty()) return StructuredResult(value);
+  value["unavailable"] = gateway::Gateway::ToJson(down);
+  json out = StructuredResult(value);
+  out["content"].push_back({{"type", "text"},
+                            {"text", "Note: " + gateway::Gateway::Describe(down) +
+                                         "; their tools are missing from these results."}});
+  return out;
 }
 
 json DescribeToolTool::Definition() {
@@ -86,8 +96,14 @@ StatusOr<json> DescribeToolTool::Call(const json& arguments, ToolCallContext& ct
   }
   StatusOr<gateway::ToolDescription> d = gateway_.Describe(name->get<std::string>(), access_.ToolFilter(ctx.caller()));
   if (!d.ok()) {
-    return ToolErrorResult("tool \"" + name->get<std::string>() +
-                           "\" is not available; use search_tools to find tool names");
+    // Only a connector the caller may see is named (no existence leak).
+    const std::string wanted = name->get<std::string>();
+    std::set<std::string> connectors = access_.VisibleConnectors(ctx.caller());
+    std::erase_if(connectors, [&](const std::string& c) { return wanted.rfind(c + ".", 0) != 0; });
+    const std::vector<gateway::Gateway::Unavailable> down = gateway_.UnavailableConnectors(&connectors);
+    return ToolErrorResult("tool \"" + wanted + "\" is not available" +
+                           (down.empty() ? "; use search_tools to find tool names"
+                                         : ": " + gateway::Gateway::Describe(down)));
   }
   return StructuredResult(d->ToJson());
 }

@@ -6,7 +6,10 @@
 //   describe_tool {name}          -> {"name","description","input_schema","signature","read_only"}
 //
 // Both see the tools of every enabled connector (roles narrow this later);
-// an unknown name is a tool error, never a protocol error.
+// an unknown name is a tool error, never a protocol error. A visible
+// connector that is down (not connected, last attempt failed) is named with
+// its cause: search_tools adds "unavailable": [{"connector", "error"}] and a
+// text note, describe_tool's error names it when the name is one of its.
 #ifndef AIRLOCK_MCP_TOOLS_CATALOG_TOOLS_H_
 #define AIRLOCK_MCP_TOOLS_CATALOG_TOOLS_H_
 

@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 
+#include "base/byte_size.h"
 #include "base/encoding.h"
 #include "mcp/tools/catalog_tools.h"
 #include "mcp/tools/program_run.h"
@@ -121,9 +122,9 @@ json ExecuteTool::DefinitionWith(const std::set<std::string>& visible) {
            "has no network, files or environment: only `tools` and console output (returned separately). "
            "Limits per run: " + std::to_string(l.wall_ms / 1000) + " s, " + std::to_string(l.max_calls) +
            " tool requests, " + std::to_string(l.max_concurrent) + " concurrent calls, " +
-           std::to_string(l.max_args_bytes / 1024) + " KiB of arguments per call, " +
-           std::to_string(l.max_result_bytes / 1024) + " KiB per result and return value, " +
-           std::to_string(l.max_console_bytes / 1024) + " KiB of console output."},
+           ExactBytes(l.max_args_bytes) + " of arguments per call, " +
+           ExactBytes(l.max_result_bytes) + " per result and return value, " +
+           ExactBytes(l.max_console_bytes) + " of console output."},
       {"inputSchema",
        {{"type", "object"},
         {"properties",

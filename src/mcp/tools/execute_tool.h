@@ -12,7 +12,8 @@
 //    "stdout": "...", "stderr": "...", "console_truncated": false,
 //    "calls": {"total": 3, "denied": 0,
 //              "log": [{"seq", "op", "name", "decision", "error_code", "duration_ms"}]},
-//    "language": "javascript", "wall_ms": 41, "limits": {...}}
+//    "language": "javascript", "wall_ms": 41, "limits": {...},
+//    "unavailable": [{"connector", "error"}]}   (only when a declared connector is down)
 // Error codes: the program's own ToolError/limit codes (E_LIMIT_*, E_TOOL_*,
 // E_WRITE_NOT_ALLOWED, E_RESULT_NOT_JSON, E_BRIDGE_PROTOCOL...), E_PROGRAM_ERROR
 // (an uncaught exception or syntax error; `name` says which), E_CANCELLED,

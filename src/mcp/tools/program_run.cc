@@ -7,6 +7,7 @@
 #include "codemode/bridge_frames.h"
 #include "mcp/tools/catalog_tools.h"
 #include "mcp/tools/execute_tool.h"
+#include "mcp/tools/session_tools.h"
 
 namespace airlock::mcp {
 namespace {
@@ -77,6 +78,7 @@ json RunProgram(gateway::Gateway& gateway, runtimes::CodeExecutor& executor, aud
   request.language = spec.language;
   request.code = spec.code;
   request.code_mode = true;
+  request.caller = SessionOwner(ctx.caller());  // per-caller run limits
   request.timeout_ms = spec.limits.wall_ms;
   request.memory_mb = spec.limits.memory_mb;
   request.max_output_bytes = spec.limits.max_console_bytes;
@@ -89,6 +91,13 @@ json RunProgram(gateway::Gateway& gateway, runtimes::CodeExecutor& executor, aud
   const bool deadline_passed =
       std::chrono::steady_clock::now() >= started + std::chrono::milliseconds(spec.limits.wall_ms);
   json out = BuildExecuteResult(spec.language, run, session, spec.limits, deadline_passed);
+  // A declared connector that is down: its tools were missing or failed;
+  // say which and why next to whatever the program made of it.
+  if (const std::vector<gateway::Gateway::Unavailable> down = gateway.UnavailableConnectors(&spec.grants.connectors);
+      !down.empty()) {
+    out["structuredContent"]["unavailable"] = gateway::Gateway::ToJson(down);
+    out["content"].push_back({{"type", "text"}, {"text", "Note: " + gateway::Gateway::Describe(down)}});
+  }
   const json& value = out["structuredContent"];
   const std::string error_code = value.contains("error") ? value["error"].value("code", std::string()) : "";
 

@@ -124,8 +124,10 @@ StatusOr<json> ProposeCodeToolTool::Call(const json& arguments, ToolCallContext&
                 {"version", stored->version},
                 {"hash", stored->hash},
                 {"status", "proposed"},
-                {"message", "Stored for review. An administrator must approve it (airlock tools approve " +
-                                stored->id + ") before it can be used; it does nothing until then."}};
+                {"message", "Stored for review; it does nothing until an administrator other than you approves it: "
+                            "`airlock tools approve " + stored->id + " --as ADMIN_USER --config CONFIG_FILE` (ADMIN_USER: "
+                            "the approving admin; CONFIG_FILE: this server's configuration), after reading it with "
+                            "`airlock tools show " + stored->id + " --config CONFIG_FILE`, or in the operators' console."}};
   return StructuredResult(value);
 }
 

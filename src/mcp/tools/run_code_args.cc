@@ -170,6 +170,10 @@ StatusOr<runtimes::RunRequest> ParseRunCodeArguments(const json& args,
     if (!KnownKeys().count(key)) return InvalidArgument("arguments." + key + ": unknown property");
   }
   runtimes::RunRequest req;
+  if (!args.contains("language")) {
+    return InvalidArgument("arguments.language: required unless session_id is given (the language to run; see "
+                           "list_languages)");
+  }
   AIRLOCK_RETURN_IF_ERROR(ReadString(args, "language", "arguments.language", true, &req.language));
   AIRLOCK_RETURN_IF_ERROR(ReadString(args, "code", "arguments.code", true, &req.code));
   AIRLOCK_RETURN_IF_ERROR(ReadString(args, "stdin", "arguments.stdin", false, &req.stdin_data));

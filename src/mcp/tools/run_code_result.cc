@@ -3,6 +3,7 @@
 #include <cctype>
 #include <cstdio>
 
+#include "base/byte_size.h"
 #include "base/encoding.h"
 
 namespace airlock::mcp {
@@ -12,18 +13,6 @@ using nlohmann::json;
 
 bool IsImageMime(const std::string& mime) {
   return mime == "image/png" || mime == "image/jpeg" || mime == "image/gif" || mime == "image/webp";
-}
-
-std::string HumanBytes(uint64_t n) {
-  char buf[32];
-  if (n >= (1u << 20)) {
-    std::snprintf(buf, sizeof buf, "%.1f MiB", n / 1048576.0);
-  } else if (n >= 1024) {
-    std::snprintf(buf, sizeof buf, "%.1f KiB", n / 1024.0);
-  } else {
-    std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(n));
-  }
-  return buf;
 }
 
 void AppendSection(std::string* out, const char* title, const std::string& body, bool truncated) {
@@ -62,7 +51,7 @@ std::string RunResultText(const runtimes::RunResult& r) {
   }
   out += ", " + std::to_string(r.wall_ms) + " ms wall, " + std::to_string(r.cpu_ms) + " ms cpu";
   if (r.compile_ms) out += ", " + std::to_string(r.compile_ms) + " ms compile";
-  if (r.peak_memory_bytes) out += ", peak memory " + HumanBytes(r.peak_memory_bytes);
+  if (r.peak_memory_bytes) out += ", peak memory " + ApproxBytes(r.peak_memory_bytes);
   out += "\n";
   if (!r.message.empty()) out += SanitizeUtf8(r.message) + "\n";
   AppendSection(&out, "compile output", r.compile_output, r.compile_output_truncated);
@@ -72,7 +61,17 @@ std::string RunResultText(const runtimes::RunResult& r) {
     out += "\n--- files ---\n";
     for (const runtimes::OutputFile& f : r.files) {
       out += SanitizeUtf8(f.name) + " (" + (f.mime_type.empty() ? "application/octet-stream" : f.mime_type) +
-             ", " + HumanBytes(f.size) + (f.truncated ? ", truncated" : "") + ")\n";
+             ", " + ApproxBytes(f.size) + (f.truncated ? ", truncated" : "") + ")\n";
+    }
+  }
+  if (!r.notes.empty()) {
+    out += "\n--- notes ---\n";
+    for (const std::string& n : r.notes) out += SanitizeUtf8(n) + "\n";
+    for (const runtimes::FileNotice& f : r.files_skipped) {
+      out += "left out: " + SanitizeUtf8(f.name) + " (" + ApproxBytes(f.size) + ", " + f.reason + ")\n";
+    }
+    for (const runtimes::FileNotice& f : r.files_left) {
+      out += "not requested: " + SanitizeUtf8(f.name) + " (" + ApproxBytes(f.size) + ")\n";
     }
   }
   return out;
@@ -114,6 +113,9 @@ json RunResultOutputSchema() {
         {"truncated", boolean},
         {"mime_type", {{"type", {"string", "null"}}}}}},
       {"required", {"name"}}};
+  const json notice = {{"type", "object"},
+                       {"properties", {{"name", str}, {"size", count}, {"reason", str}}},
+                       {"required", {"name"}}};
   return {
       {"type", "object"},
       {"properties",
@@ -139,7 +141,20 @@ json RunResultOutputSchema() {
         {"cpu_ms", count},
         {"compile_ms", count},
         {"peak_memory_bytes", count},
-        {"files", {{"type", "array"}, {"items", std::move(file)}}}}},
+        {"files", {{"type", "array"}, {"items", std::move(file)}}},
+        {"files_truncated",
+         {{"type", "boolean"},
+          {"description", "a matched output file was cut at the per-file cap or left out (see files_skipped)"}}},
+        {"files_skipped",
+         {{"type", "array"},
+          {"description", "output files that matched but were left out by the count or total-bytes cap"},
+          {"items", notice}}},
+        {"files_left",
+         {{"type", "array"},
+          {"description", "files the program left in /work that output_files did not ask for (at most 20)"},
+          {"items", notice}}},
+        {"notes",
+         {{"type", "array"}, {"items", str}, {"description", "hints: patterns that matched nothing, files left"}}}}},
       {"required", {"status"}}};
 }
 

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "base/byte_size.h"
 #include "base/encoding.h"
 #include "mcp/tools/run_code_args.h"
 #include "mcp/tools/run_code_result.h"
@@ -60,7 +61,10 @@ json RefusedResult(const std::string& language, const std::string& error_code, c
 json RunCodeTool::InputSchema(const std::vector<runtimes::LanguageInfo>& languages,
                               const config::LimitsConfig& limits, const std::vector<std::string>& tiers,
                               const std::string& default_tier) {
-  json language = {{"type", "string"}, {"description", "Language to run (see list_languages)."}};
+  // Not in "required": a session's cell may leave it out. Without a
+  // session_id, ParseRunCodeArguments refuses a call that lacks it.
+  json language = {{"type", "string"},
+                   {"description", "Language to run (see list_languages). Required unless session_id is given."}};
   if (!languages.empty()) {
     json names = json::array();
     for (const runtimes::LanguageInfo& l : languages) names.push_back(l.name);
@@ -112,7 +116,7 @@ json RunCodeTool::InputSchema(const std::vector<runtimes::LanguageInfo>& languag
            "Isolation tier: native (a process in the jail) or wasm (inside the embedded engine, itself in the "
            "jail; see list_languages for which languages have it). Default: " + default_tier +
                " where the language has it, else its other tier."}}}}},
-      {"required", {"language", "code"}},
+      {"required", {"code"}},
       {"additionalProperties", false}};
 }
 
@@ -141,7 +145,7 @@ std::string RunCodeTool::Description(const std::vector<runtimes::LanguageInfo>& 
          Seconds(limits.default_timeout_ms) + " s wall time by default (timeout_ms up to " +
          std::to_string(limits.max_timeout_ms) + "), " + std::to_string(limits.default_memory_mb) +
          " MiB memory by default (memory_mb up to " + std::to_string(limits.max_memory_mb) + "), " +
-         std::to_string(limits.max_output_bytes / 1024) + " KiB of stdout/stderr each.";
+         ExactBytes(limits.max_output_bytes) + " of stdout/stderr each.";
 }
 
 json RunCodeTool::Definition() {
@@ -248,6 +252,7 @@ StatusOr<json> RunCodeTool::CallInSession(const json& arguments, ToolCallContext
   }
   request->memory_mb = 0;  // the session's, fixed at open
   request->session_id = id;
+  request->caller = SessionOwner(ctx.caller());
   const int64_t started_ms = audit::NowMs();
   if (!s->lost_reason.empty()) {
     result = runtimes::InternalErrorResult(s->language, "E_SESSION_LOST", s->lost_reason);
@@ -280,8 +285,16 @@ StatusOr<json> RunCodeTool::Call(const json& arguments, ToolCallContext& ctx) {
     std::string lang = arguments.is_object() && arguments.contains("language") && arguments["language"].is_string()
                            ? arguments["language"].get<std::string>()
                            : "";
+    // The runner's own account of why (e.g. "cannot run code on this host:
+    // cgroup memory/pids controllers are not usable by uid 1000 ... Fix,
+    // one of: ..."): a desktop client never shows airlock's stderr.
+    const json health = catalog_.executor().Health();
+    const auto error = health.is_object() ? health.find("error") : health.end();
+    const std::string why = error != health.end() && error->is_string() && !error->get<std::string>().empty()
+                                ? error->get<std::string>()
+                                : "none answered";
     return RefusedResult(lang, "runner_unavailable",
-                         "no code runner is available right now (none answered); the run was not started");
+                         "no code runner is available right now (" + why + "); the run was not started");
   }
   StatusOr<runtimes::RunRequest> request = ParseRunCodeArguments(
       arguments, languages, catalog_.limits(),
@@ -298,6 +311,7 @@ StatusOr<json> RunCodeTool::Call(const json& arguments, ToolCallContext& ctx) {
   ctx.Log(LogLevel::kInfo, "run_code: starting " + request->language + " (timeout " +
                                std::to_string(request->timeout_ms) + " ms, memory " +
                                std::to_string(request->memory_mb) + " MiB)");
+  request->caller = SessionOwner(ctx.caller());  // per-caller run limits
   const int64_t started_ms = audit::NowMs();
   runtimes::RunResult result = catalog_.executor().Run(
       *request, [&ctx](RunPhase p) { ctx.Progress(PhaseStep(p), kPhaseCount, PhaseMessage(p)); },

@@ -8,7 +8,7 @@ namespace airlock::mcp {
 
 using nlohmann::json;
 
-std::string SessionOwner(const governance::Caller& caller) { return caller.auth + ":" + caller.user; }
+std::string SessionOwner(const governance::Caller& caller) { return caller.identity(); }
 
 json SessionErrorResult(const std::string& error_code, const std::string& message, const std::string& session_id) {
   json structured = {{"status", "internal_error"}, {"error_code", error_code}, {"message", message}};

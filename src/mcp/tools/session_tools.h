@@ -1,7 +1,8 @@
 // The session tools (docs/sessions.md): open_session, close_session and
 // list_sessions. Cells run through run_code with a session_id
 // (run_code_tool.cc). Each caller sees and uses only the sessions it
-// opened (sessions::SessionRegistry, keyed by the caller's user).
+// opened (sessions::SessionRegistry, keyed by the caller's identity; an
+// anonymous HTTP caller is one MCP session).
 //
 //   open_session {language, isolation?, timeout_s?, memory_mb?}
 //     -> {session_id, language, isolation, idle_timeout_s, expires_at, ...}
@@ -24,7 +25,7 @@
 
 namespace airlock::mcp {
 
-// The owner key of `caller`'s sessions.
+// The owner key of `caller`'s sessions: its identity (governance::Caller::identity).
 std::string SessionOwner(const governance::Caller& caller);
 
 // A tool error carrying {status: "internal_error", error_code, message}
