@@ -30,9 +30,16 @@ DEB_PACKAGES=(
   dpkg-dev help2man
   # the Kubernetes manifests test parses YAML
   python3-yaml
+  # OAuth access tokens (src/auth/oauth): cjose imports the issuer's JWKS and
+  # verifies JWS signatures (libjwt 1.10 has no JWKS)
+  libcjose-dev libjansson-dev
   # fuzzing and sanitizer builds (tests/fuzz/run.sh): clang-16's libFuzzer,
   # ASan, UBSan and TSan runtimes
   clang-16 libclang-rt-16-dev
+  # the OCI image (packaging/oci/build.sh, tests/oci/image_test.sh): a Debian
+  # root by mmdebstrap, imported and run by podman with runc (crun refuses
+  # hybrid cgroup v1 hosts); buildah for those who prefer it to podman import
+  mmdebstrap podman runc buildah
 )
 
 need=()

@@ -4,7 +4,7 @@
 #include <deque>
 #include <limits>
 
-#include "state/pg_migrations.h"
+#include "db/pg_migrations.h"
 
 namespace airlock::audit {
 namespace {

@@ -1,6 +1,6 @@
 // An AuditStore in PostgreSQL that several gateways share (issue 22,
 // docs/state.md): the tables audit_runs, audit_calls, audit_events and
-// audit_head of schema migration 1 (state/pg_migrations.h), the same
+// audit_head of schema migration 1 (db/pg_migrations.h), the same
 // columns and the same hash chain as SqliteAuditStore (audit/audit_chain.h),
 // so Verify() means the same thing on either backend.
 //
@@ -35,7 +35,7 @@
 #include "audit/audit_chain.h"
 #include "audit/audit_store.h"
 #include "base/status.h"
-#include "state/pg_database.h"
+#include "db/pg_database.h"
 
 namespace airlock::audit {
 

@@ -39,7 +39,7 @@
 #include <vector>
 
 #include "audit/audit_store.h"
-#include "audit/sqlite_db.h"
+#include "db/sqlite_db.h"
 #include "base/status.h"
 
 namespace airlock::audit {

@@ -2,7 +2,7 @@
 
 #include <ctime>
 
-#include "state/pg_migrations.h"
+#include "db/pg_migrations.h"
 
 namespace airlock::auth {
 

@@ -23,7 +23,7 @@
 
 #include "auth/key_store.h"
 #include "base/status.h"
-#include "state/pg_database.h"
+#include "db/pg_database.h"
 
 namespace airlock::auth {
 

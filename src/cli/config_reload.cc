@@ -38,7 +38,10 @@ std::vector<std::string> ChangedKeys(const json& before, const json& after) {
 
 void ReportReload(const std::string& config_path, const std::function<void(config::Config&)>& overrides,
                   const config::Config& running, auth::KeyStore* keys) {
+  // A reload that changes nothing because something is broken is a warning
+  // ("warning:" sets the level in --log-format json, base/json_log_relay.h).
   std::string line = "airlock: SIGHUP: ";
+  bool broken = false;
   if (keys != nullptr) {
     StatusOr<std::vector<auth::KeyInfo>> list = keys->List();
     if (list.ok()) {
@@ -47,22 +50,27 @@ void ReportReload(const std::string& config_path, const std::function<void(confi
       line += "API keys re-read (" + std::to_string(active) + " active; they always count from the next request); ";
     } else {
       line += "API keys could not be re-read (" + list.status().message() + "; every key is refused until they can); ";
+      broken = true;
     }
   }
   StatusOr<config::Config> fresh = LoadConfigOrDefault(config_path);
+  auto warn_if_broken = [&] { return broken ? "airlock: warning: SIGHUP: " + line.substr(17) : line; };
   if (!fresh.ok()) {
-    std::cerr << line << "the configuration has errors, nothing changes: " << fresh.status().message() << std::endl;
+    broken = true;
+    std::cerr << warn_if_broken() << "the configuration has errors, nothing changes: " << fresh.status().message()
+              << std::endl;
     return;
   }
   if (overrides) overrides(*fresh);
   const std::vector<std::string> changed = ChangedKeys(config::ConfigToJson(running), config::ConfigToJson(*fresh));
   if (changed.empty()) {
-    std::cerr << line << "the configuration is unchanged" << std::endl;
+    std::cerr << warn_if_broken() << "the configuration is unchanged" << std::endl;
     return;
   }
   std::string names;
   for (const std::string& k : changed) names += (names.empty() ? "" : ", ") + k;
-  std::cerr << line << "these configuration changes need a restart to take effect: " << names << std::endl;
+  std::cerr << warn_if_broken() << "these configuration changes need a restart to take effect: " << names
+            << std::endl;
 }
 
 }  // namespace airlock::cli

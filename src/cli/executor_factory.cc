@@ -74,7 +74,8 @@ StatusOr<LocalRuntime> MakeLocalRuntime(const config::Config& config, bool allow
                              .min_per_shape = p.min_per_language,
                              .max_total = p.max_total,
                              .idle_after = std::chrono::seconds(p.idle_seconds),
-                             .refill_defer = std::chrono::milliseconds(p.refill_defer_ms)},
+                             .refill_defer = std::chrono::milliseconds(p.refill_defer_ms),
+                             .extra_memory_mb = p.memory_mb},
                             p.warm, p.prestart);
   }
   if (pooled && config.build_cache.enabled) {

@@ -3,8 +3,10 @@
 #include <malloc.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/signalfd.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <iostream>
 #include <map>
 #include <thread>
@@ -14,11 +16,13 @@
 #include "base/frame.h"
 #include "base/json_log_relay.h"
 #include "base/self_exe.h"
+#include "base/unique_fd.h"
 #include "cli/commands.h"
 #include "cli/executor_factory.h"
 #include "cli/config_reload.h"
 #include "cli/graceful_stop.h"
 #include "cli/serve_metrics.h"
+#include "cli/serve_oauth.h"
 #include "cli/stdio_config.h"
 #include "console/console_http.h"
 #include "sessions/session_registry.h"
@@ -107,7 +111,9 @@ int ServeCommand(const ServeOptions& options) {
   sigaddset(&stop, SIGTERM);
   sigset_t stop_or_reload = stop;
   sigaddset(&stop_or_reload, SIGHUP);
-  if (!options.http.empty()) pthread_sigmask(SIG_BLOCK, &stop_or_reload, nullptr);
+  // Over stdio, SIGTERM/SIGINT end the session as stdin's EOF does (a
+  // signalfd wakes ServeStdio), so the runner stops cleanly too.
+  pthread_sigmask(SIG_BLOCK, options.http.empty() ? &stop : &stop_or_reload, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
   // The local runner process, or the runner hosts of config "runner"
@@ -254,7 +260,15 @@ int ServeCommand(const ServeOptions& options) {
     std::cerr << "airlock: metrics at http://" << host << ":" << metrics_listener->port() << "/metrics\n";
   }
 
-  if (options.http.empty()) return mcp::ServeStdio(*servers.begin()->second, 0, 1);
+  if (options.http.empty()) {
+    UniqueFd stop_fd(signalfd(-1, &stop, SFD_CLOEXEC | SFD_NONBLOCK));
+    const int rc = mcp::ServeStdio(*servers.begin()->second, 0, 1, stop_fd.get());
+    signalfd_siginfo info{};
+    if (read(stop_fd.get(), &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
+      std::cerr << "airlock: " << strsignal(static_cast<int>(info.ssi_signo)) << ": stopping\n";
+    }
+    return rc;  // the runner and the rest stop as they go out of scope
+  }
 
   StatusOr<mcp::HttpOptions> http = mcp::HttpOptionsFromConfig(*cfg);
   if (!http.ok()) {
@@ -284,6 +298,12 @@ int ServeCommand(const ServeOptions& options) {
       if (!id) return std::nullopt;
       return governance::Caller{.user = id->user, .role = id->role, .auth = "api_key", .key_id = id->key_id};
     };
+  }
+  // OAuth 2.1 access tokens (server.http.oauth), beside any API keys.
+  StatusOr<std::unique_ptr<auth::oauth::OAuthAuthenticator>> oauth = InstallOAuth(*cfg, &*http, audit_log->get());
+  if (!oauth.ok()) {
+    std::cerr << "airlock: " << oauth.status().message() << "\n";
+    return 2;
   }
   // The operators' console (docs/console.md): only with per-person keys,
   // since only an admin role's key signs in.

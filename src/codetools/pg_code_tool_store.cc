@@ -3,7 +3,7 @@
 #include <chrono>
 
 #include "codetools/code_tool_rows.h"
-#include "state/pg_migrations.h"
+#include "db/pg_migrations.h"
 
 namespace airlock::codetools {
 namespace {

@@ -1,6 +1,6 @@
 // A CodeToolStore in PostgreSQL that several gateways share (issue 22,
 // docs/state.md): the tables code_tools and code_tools_meta of schema
-// migration 2 (state/pg_migrations.h), the same columns, rules and
+// migration 2 (db/pg_migrations.h), the same columns, rules and
 // integrity check as SqliteCodeToolStore (codetools/code_tool_rows.h).
 //
 //   AIRLOCK_ASSIGN_OR_RETURN(std::shared_ptr<state::PgDatabase> db, state::PgDatabase::Connect(dsn));
@@ -30,7 +30,7 @@
 
 #include "base/status.h"
 #include "codetools/code_tool_store.h"
-#include "state/pg_database.h"
+#include "db/pg_database.h"
 
 namespace airlock::codetools {
 

@@ -29,7 +29,7 @@
 #include <string>
 #include <vector>
 
-#include "audit/sqlite_db.h"
+#include "db/sqlite_db.h"
 #include "base/status.h"
 #include "codetools/code_tool_store.h"
 

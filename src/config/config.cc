@@ -141,10 +141,51 @@ Status ReadConsole(const ObjectReader& r, HttpConfig* c) {
   return OkStatus();
 }
 
+Status ReadOAuth(const ObjectReader& r, OAuthConfig* c) {
+  AIRLOCK_RETURN_IF_ERROR(r.Check({"issuer", "resource", "authorization_servers", "jwks_uri", "scopes_supported",
+                                   "required_scope", "role_rules", "jwks_refresh_min_s", "clock_skew_s",
+                                   "max_token_bytes", "behind_tls_proxy"}));
+  AIRLOCK_RETURN_IF_ERROR(r.Str("issuer", &c->issuer));
+  AIRLOCK_RETURN_IF_ERROR(r.Str("resource", &c->resource));
+  AIRLOCK_RETURN_IF_ERROR(r.StrList("authorization_servers", &c->authorization_servers));
+  AIRLOCK_RETURN_IF_ERROR(r.Str("jwks_uri", &c->jwks_uri));
+  AIRLOCK_RETURN_IF_ERROR(r.StrList("scopes_supported", &c->scopes_supported));
+  AIRLOCK_RETURN_IF_ERROR(r.Str("required_scope", &c->required_scope));
+  AIRLOCK_RETURN_IF_ERROR(r.U64("jwks_refresh_min_s", &c->jwks_refresh_min_s, 1, 86400));
+  AIRLOCK_RETURN_IF_ERROR(r.U64("clock_skew_s", &c->clock_skew_s, 0, 600));
+  AIRLOCK_RETURN_IF_ERROR(r.U64("max_token_bytes", &c->max_token_bytes, 256, 65536));
+  AIRLOCK_RETURN_IF_ERROR(r.Bool("behind_tls_proxy", &c->behind_tls_proxy));
+  if (r.Has("role_rules")) {
+    const json& rules = r.Get("role_rules");
+    if (!rules.is_array()) return InvalidArgument(r.PathOf("role_rules") + ": expected an array of objects");
+    c->role_rules.clear();
+    for (size_t i = 0; i < rules.size(); ++i) {
+      ObjectReader rule(rules[i], r.PathOf("role_rules") + "[" + std::to_string(i) + "]");
+      AIRLOCK_RETURN_IF_ERROR(rule.Check({"scope", "claim", "value", "role"}));
+      OAuthRoleRule out;
+      AIRLOCK_RETURN_IF_ERROR(rule.Str("scope", &out.scope));
+      AIRLOCK_RETURN_IF_ERROR(rule.Str("claim", &out.claim));
+      AIRLOCK_RETURN_IF_ERROR(rule.Str("value", &out.value));
+      AIRLOCK_RETURN_IF_ERROR(rule.Str("role", &out.role));
+      if (out.role.empty()) return InvalidArgument(rule.PathOf("role") + ": required");
+      if (out.scope.empty() && out.claim.empty()) {
+        return InvalidArgument(r.PathOf("role_rules") + "[" + std::to_string(i) + "]: give a scope, a claim, or both");
+      }
+      if (!out.claim.empty() && out.value.empty()) return InvalidArgument(rule.PathOf("value") + ": required with claim");
+      c->role_rules.push_back(std::move(out));
+    }
+  }
+  if (!c->issuer.empty() && c->resource.empty()) {
+    return InvalidArgument(r.PathOf("resource") + ": required when issuer is set (this server's canonical URI)");
+  }
+  return OkStatus();
+}
+
 Status ReadHttp(const ObjectReader& r, HttpConfig* c) {
   AIRLOCK_RETURN_IF_ERROR(r.Check({"listen", "allowed_origins", "allowed_hosts", "token_file", "keys_file", "api_keys",
                                    "metrics_token_file", "session_idle_timeout_s", "threads", "max_sessions", "console",
-                                   "body_timeout_s", "body_min_rate"}));
+                                   "body_timeout_s", "body_min_rate", "oauth"}));
+  AIRLOCK_RETURN_IF_ERROR(ReadOAuth(r.Child("oauth"), &c->oauth));
   AIRLOCK_RETURN_IF_ERROR(r.U64("body_timeout_s", &c->body_timeout_s, 1, 3600));
   AIRLOCK_RETURN_IF_ERROR(r.U64("body_min_rate", &c->body_min_rate, 0, 1ull << 30));
   AIRLOCK_RETURN_IF_ERROR(r.Str("listen", &c->listen));
@@ -274,7 +315,7 @@ StatusOr<Config> ConfigFromJson(const json& j) {
   }
   ObjectReader pool = root.Child("pool");
   AIRLOCK_RETURN_IF_ERROR(
-      pool.Check({"enabled", "max_per_language", "min_per_language", "max_total", "idle_seconds", "refill_defer_ms", "warm", "prestart"}));
+      pool.Check({"enabled", "max_per_language", "min_per_language", "max_total", "idle_seconds", "refill_defer_ms", "warm", "prestart", "memory_mb"}));
   AIRLOCK_RETURN_IF_ERROR(pool.Bool("prestart", &c.pool.prestart));
   AIRLOCK_RETURN_IF_ERROR(pool.Bool("enabled", &c.pool.enabled));
   AIRLOCK_RETURN_IF_ERROR(pool.U64("max_per_language", &c.pool.max_per_language, 1, 64));
@@ -283,6 +324,20 @@ StatusOr<Config> ConfigFromJson(const json& j) {
   AIRLOCK_RETURN_IF_ERROR(pool.U64("idle_seconds", &c.pool.idle_seconds, 1, 86400));
   AIRLOCK_RETURN_IF_ERROR(pool.U64("refill_defer_ms", &c.pool.refill_defer_ms, 0, 10000));
   AIRLOCK_RETURN_IF_ERROR(pool.StrList("warm", &c.pool.warm));
+  if (pool.Has("memory_mb")) {
+    const json& shapes = pool.Get("memory_mb");
+    if (!shapes.is_array() || shapes.size() > 16) {
+      return InvalidArgument(pool.PathOf("memory_mb") + ": expected an array of at most 16 integers");
+    }
+    c.pool.memory_mb.clear();
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      if (!shapes[i].is_number_unsigned() || shapes[i].get<uint64_t>() < 16 || shapes[i].get<uint64_t>() > 65536) {
+        return InvalidArgument(pool.PathOf("memory_mb") + "[" + std::to_string(i) +
+                               "]: expected an integer from 16 to 65536 (MiB)");
+      }
+      c.pool.memory_mb.push_back(shapes[i].get<uint64_t>());
+    }
+  }
   if (c.pool.min_per_language > c.pool.max_per_language) {
     return InvalidArgument("config.pool.min_per_language: exceeds max_per_language");
   }
@@ -427,7 +482,30 @@ json ConfigToJson(const Config& c) {
             {"max_lifetime_s", h.console_max_lifetime_s},
             {"https", h.console_https},
             {"signin_max_failures", h.console_signin_max_failures},
-            {"signin_window_s", h.console_signin_window_s}}}}},
+            {"signin_window_s", h.console_signin_window_s}}},
+          {"oauth",
+           {{"issuer", h.oauth.issuer.empty() ? json(nullptr) : json(h.oauth.issuer)},
+            {"resource", h.oauth.resource.empty() ? json(nullptr) : json(h.oauth.resource)},
+            {"authorization_servers", h.oauth.authorization_servers},
+            {"jwks_uri", h.oauth.jwks_uri.empty() ? json(nullptr) : json(h.oauth.jwks_uri)},
+            {"scopes_supported", h.oauth.scopes_supported},
+            {"required_scope", h.oauth.required_scope.empty() ? json(nullptr) : json(h.oauth.required_scope)},
+            {"role_rules",
+             [&] {
+               json rules = json::array();
+               for (const OAuthRoleRule& x : h.oauth.role_rules) {
+                 json o = {{"role", x.role}};
+                 if (!x.scope.empty()) o["scope"] = x.scope;
+                 if (!x.claim.empty()) o["claim"] = x.claim;
+                 if (!x.value.empty()) o["value"] = x.value;
+                 rules.push_back(o);
+               }
+               return rules;
+             }()},
+            {"jwks_refresh_min_s", h.oauth.jwks_refresh_min_s},
+            {"clock_skew_s", h.oauth.clock_skew_s},
+            {"max_token_bytes", h.oauth.max_token_bytes},
+            {"behind_tls_proxy", h.oauth.behind_tls_proxy}}}}},
         {"max_message_bytes", c.server.max_message_bytes},
         {"max_concurrent_runs", c.server.max_concurrent_runs},
         {"max_queued_runs", c.server.max_queued_runs},
@@ -460,6 +538,7 @@ json ConfigToJson(const Config& c) {
         {"idle_seconds", c.pool.idle_seconds},
         {"refill_defer_ms", c.pool.refill_defer_ms},
         {"warm", c.pool.warm},
+        {"memory_mb", c.pool.memory_mb},
         {"prestart", c.pool.prestart}}},
       {"build_cache",
        {{"enabled", c.build_cache.enabled}, {"max_mb", c.build_cache.max_mb}, {"dir", c.build_cache.dir},
@@ -541,6 +620,25 @@ json ConfigSchemaDoc() {
       {"server.http.console.signin_window_s", "integer", "The window of signin_max_failures, seconds."},
       {"server.http.console.https", "boolean",
        "The console is reached over HTTPS (a TLS-terminating proxy): cookies get Secure, Origin must be https://."},
+      {"server.http.oauth.issuer", "string|null",
+       "OAuth 2.1 resource server (docs/security.md): the authorization server's issuer; tokens' iss must equal "
+       "it. Empty: OAuth off."},
+      {"server.http.oauth.resource", "string|null",
+       "This server's canonical URI (https://, or http:// on loopback); tokens' aud must contain it (RFC 8707)."},
+      {"server.http.oauth.authorization_servers", "string[]",
+       "Protected Resource Metadata's authorization_servers; empty: [issuer]."},
+      {"server.http.oauth.jwks_uri", "string|null",
+       "The issuer's JWKS URL; empty: found by RFC 8414 / OpenID discovery of the issuer."},
+      {"server.http.oauth.scopes_supported", "string[]", "Scopes listed in the metadata and the 401 challenge."},
+      {"server.http.oauth.required_scope", "string|null", "A scope every token must have (else 403 insufficient_scope)."},
+      {"server.http.oauth.role_rules", "object[]",
+       "{scope?, claim?, value?, role}: the first rule the token matches gives its role; none: 403."},
+      {"server.http.oauth.jwks_refresh_min_s", "integer",
+       "At most one JWKS fetch per this long (an unknown kid triggers one)."},
+      {"server.http.oauth.clock_skew_s", "integer", "Leeway for exp, nbf and iat, seconds."},
+      {"server.http.oauth.max_token_bytes", "integer", "Longer bearer tokens are refused unread."},
+      {"server.http.oauth.behind_tls_proxy", "boolean",
+       "A TLS-terminating proxy serves airlock: allows OAuth on a non-loopback plain HTTP listener."},
       {"server.max_message_bytes", "integer", "Largest JSON-RPC message (stdio line or POST body)."},
       {"server.max_concurrent_runs", "integer", "Runs executing at once; 0 = number of cores."},
       {"server.max_queued_runs", "integer", "Runs waiting for a slot; beyond it calls fail fast as busy."},
@@ -574,6 +672,9 @@ json ConfigSchemaDoc() {
        "A refill waits up to this long for the runs in flight to end, so it does not slow them (default 50; 0: never waits)."},
       {"pool.warm", "string[]",
        "Languages warmed at start-up (default [\"python\"]): \"python\" its native tier, \"python:wasm\" its WASM tier."},
+      {"pool.memory_mb", "integer[]",
+       "Memory limits (MiB) besides each language's default whose jails are pooled (default []): any other memory_mb runs "
+       "cold, so callers cannot multiply pool shapes."},
       {"pool.prestart", "boolean",
        "Ready jails of python, javascript, ruby, php (and WASM-tier python) hold their interpreter already started, waiting for the "
        "program (default true; see docs/performance.md)."},

@@ -23,6 +23,34 @@
 
 namespace airlock::config {
 
+// One rule of server.http.oauth.role_rules: a token that has `scope` (when
+// set) and whose claim `claim` equals or contains `value` (when set) gets
+// `role`. At least one of scope/claim; the first matching rule wins.
+struct OAuthRoleRule {
+  std::string scope;
+  std::string claim;
+  std::string value;
+  std::string role;
+};
+
+// server.http.oauth: airlock as an OAuth 2.1 resource server (docs/security.md).
+// Off while `issuer` is empty.
+struct OAuthConfig {
+  std::string issuer;    // the authorization server's issuer identifier (exact `iss`)
+  std::string resource;  // this server's canonical resource URI (the `aud` tokens must carry)
+  std::vector<std::string> authorization_servers;  // metadata's list; empty: [issuer]
+  std::string jwks_uri;  // empty: found through the issuer's RFC 8414 / OIDC discovery
+  std::vector<std::string> scopes_supported;
+  std::string required_scope;  // empty: none (the role rules decide)
+  std::vector<OAuthRoleRule> role_rules;
+  uint64_t jwks_refresh_min_s = 30;  // at most one JWKS/discovery fetch per this long
+  uint64_t clock_skew_s = 60;
+  uint64_t max_token_bytes = 8192;
+  // A TLS-terminating proxy serves airlock: OAuth on a non-loopback plain
+  // HTTP listener is allowed (else refused at start).
+  bool behind_tls_proxy = false;
+};
+
 struct HttpConfig {
   std::string listen = "127.0.0.1:8787";  // HOST:PORT for `airlock serve --http`
   // Extra Origin values (e.g. "https://app.example.com") accepted besides
@@ -63,6 +91,7 @@ struct HttpConfig {
   // the window, sign-in answers 429 until the window ends.
   uint64_t console_signin_max_failures = 5;
   uint64_t console_signin_window_s = 60;
+  OAuthConfig oauth;
 };
 
 struct ServerConfig {
@@ -113,7 +142,7 @@ struct LimitsConfig {
   uint64_t max_total_file_bytes = 32u << 20;
   // All output files of one run together (read in the jail up to this and
   // no further; what is left out is listed in files_skipped).
-  uint64_t max_output_files_total_bytes = 8u << 20;
+  uint64_t max_output_files_total_bytes = 3u << 20;
 };
 
 // "pool": jails created ahead of time by the runner of `airlock serve`
@@ -130,6 +159,10 @@ struct PoolConfig {
   // Warmed at start-up, before the first run: "python" (native tier),
   // "python:wasm" (WASM tier).
   std::vector<std::string> warm = {"python"};
+  // Memory limits (MiB), besides each language's default, whose jails are
+  // pooled: configured shapes only. A run asking for any other memory_mb
+  // runs cold, so callers cannot multiply pool shapes (or their metrics).
+  std::vector<uint64_t> memory_mb;
   // Ready jails of python, javascript, ruby, php (and WASM-tier python) also
   // hold their interpreter, started and waiting for the program
   // (runtimes/prestart_harness.h).

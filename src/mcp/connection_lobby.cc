@@ -19,6 +19,24 @@ namespace {
 // A body over the limit is read and dropped before the 413 up to this size
 // (or twice the limit); a larger one is refused at once.
 constexpr uint64_t kMaxDrainBytes = 16 << 20;
+// A connection refused for its header (431) is drained this long at most,
+// so that closing it with unread input (a TCP reset) does not destroy the
+// answer before the client reads it.
+constexpr std::chrono::milliseconds kMaxDrainTime{2000};
+
+// The length of the longest header field line (not the request line) in
+// `header`, without its line ending.
+size_t LongestFieldLine(std::string_view header) {
+  size_t longest = 0;
+  size_t start = header.find('\n');
+  while (start != std::string_view::npos && start + 1 < header.size()) {
+    const size_t end = header.find('\n', start + 1);
+    const size_t stop = end == std::string_view::npos ? header.size() : end;
+    longest = std::max(longest, stop - start - 1);
+    start = end;
+  }
+  return longest;
+}
 
 }  // namespace
 
@@ -95,6 +113,36 @@ void ConnectionLobby::Refuse(int fd, std::string_view status) {
   Close(fd);
 }
 
+void ConnectionLobby::RefuseAndDrain(int fd, Waiting& w, std::string_view status) {
+  const std::string answer =
+      "HTTP/1.1 " + std::string(status) + "\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+  [[maybe_unused]] ssize_t n = send(fd, answer.data(), answer.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+  shutdown(fd, SHUT_WR);
+  w.draining = true;
+  w.in_body = false;
+  w.got = 0;
+  w.request.clear();
+  w.deadline = Clock::now() + std::min(options_.header_deadline, kMaxDrainTime);
+  Drain(fd, w);  // edge-triggered: what already arrived gives no new event
+}
+
+void ConnectionLobby::Drain(int fd, Waiting& w) {
+  char chunk[64 << 10];
+  for (;;) {
+    const ssize_t n = recv(fd, chunk, sizeof chunk, MSG_DONTWAIT);
+    if (n > 0) {
+      w.got += static_cast<size_t>(n);
+      if (w.got > kMaxDrainBytes) return Close(fd);
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else if (n < 0 && errno == EAGAIN) {
+      return;  // more later, or the deadline
+    } else {
+      return Close(fd);  // EOF: the client has read the answer and closed
+    }
+  }
+}
+
 void ConnectionLobby::HandOver(int fd, std::unique_lock<std::mutex>& lock) {
   epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, fd, nullptr);
   auto it = waiting_.find(fd);
@@ -109,6 +157,7 @@ void ConnectionLobby::Check(int fd, uint32_t events) {
   auto it = waiting_.find(fd);
   if (it == waiting_.end()) return;
   Waiting& w = it->second;
+  if (w.draining) return Drain(fd, w);
   if (w.in_body) return ReadBody(fd, w, lock);
   std::vector<char>& peeked = peek_buffer_;  // only this thread checks
   peeked.resize(options_.max_header_bytes);
@@ -117,10 +166,12 @@ void ConnectionLobby::Check(int fd, uint32_t events) {
   if (n < 0) return;
   const size_t len = RequestHeaderLength(std::string_view(peeked.data(), static_cast<size_t>(n)));
   if (len != std::string_view::npos) return StartBody(fd, w, std::string_view(peeked.data(), len), lock);
-  // Too long, or the client stopped sending (FIN) before its header ended.
-  if (static_cast<size_t>(n) >= options_.max_header_bytes || (events & (EPOLLRDHUP | EPOLLHUP)) != 0) {
-    return Close(fd);
+  if (static_cast<size_t>(n) >= options_.max_header_bytes) {
+    ++refused_;
+    return RefuseAndDrain(fd, w, "431 Request Header Fields Too Large");
   }
+  // The client stopped sending (FIN) before its header ended.
+  if ((events & (EPOLLRDHUP | EPOLLHUP)) != 0) return Close(fd);
   if (!w.first_byte_seen) {  // a kept-alive connection's next request begins
     w.first_byte_seen = true;
     w.deadline = Clock::now() + options_.header_deadline;
@@ -128,6 +179,10 @@ void ConnectionLobby::Check(int fd, uint32_t events) {
 }
 
 void ConnectionLobby::StartBody(int fd, Waiting& w, std::string_view header, std::unique_lock<std::mutex>& lock) {
+  if (LongestFieldLine(header) > options_.max_field_bytes) {
+    ++refused_;
+    return RefuseAndDrain(fd, w, "431 Request Header Fields Too Large");
+  }
   const std::optional<RequestHead> head = ParseRequestHead(header);
   const BodyFraming body = head ? FramingOf(*head) : BodyFraming{BodyFraming::kInvalid};
   if (body.kind == BodyFraming::kInvalid || body.kind == BodyFraming::kChunked) {
@@ -188,7 +243,7 @@ void ConnectionLobby::ReadBody(int fd, Waiting& w, std::unique_lock<std::mutex>&
 }
 
 void ConnectionLobby::Expire(int fd, Waiting& w, Clock::time_point now) {
-  if (!w.in_body) return Close(fd);
+  if (!w.in_body || w.draining) return Close(fd);
   const uint64_t window_need =
       options_.body_min_rate * static_cast<uint64_t>(options_.rate_window.count()) / 1000;
   const uint64_t need = std::min<uint64_t>(w.want - w.rate_mark, window_need);

@@ -16,8 +16,11 @@
 // Header: a new connection has header_deadline to deliver its header (it is
 // peeked while incomplete, then read); a kept-alive one has idle_timeout
 // for its next request's first byte, then header_deadline from that byte.
-// Past its deadline, at EOF, in error, half-closed before its header ended,
-// or with a header over max_header_bytes, a connection is closed.
+// Past its deadline, at EOF, in error, or half-closed before its header
+// ended, a connection is closed. A header over max_header_bytes, or with a
+// field line over max_field_bytes, gets 431 Request Header Fields Too Large;
+// the connection is then drained (briefly) and closed, so that the client
+// reads the answer rather than a reset.
 //
 // Body (Content-Length only; a chunked body gets 411 Length Required): read
 // here, exactly its length (a pipelined next request stays in the kernel),
@@ -57,6 +60,8 @@ class ConnectionLobby {
     std::chrono::milliseconds header_deadline{10000};
     std::chrono::milliseconds idle_timeout{5000};
     size_t max_header_bytes = 64 << 10;
+    // One header field line (cpp-httplib reads none longer: 8 KiB).
+    size_t max_field_bytes = 8 << 10;
     size_t max_waiting = 8192;  // more waiting connections: new ones are closed
     std::chrono::milliseconds body_deadline{30000};  // the whole body, from the header's end
     uint64_t body_min_rate = 1024;                   // bytes/s over each rate_window; 0: none
@@ -82,7 +87,7 @@ class ConnectionLobby {
   void Stop();
   size_t waiting() const;
   // Connections closed with 408 because their body was too slow, and
-  // requests refused here (400, 411, 413), since the start.
+  // requests refused here (400, 411, 413, 431), since the start.
   uint64_t slow_bodies() const { return slow_bodies_; }
   uint64_t refused() const { return refused_; }
 
@@ -95,6 +100,7 @@ class ConnectionLobby {
     size_t got = 0;       // body: bytes of the request read
     size_t want = 0;      // body: the request's whole length
     bool discard = false;  // body: over body_limit, read only to answer 413
+    bool draining = false;  // answered (431) and half-closed: input is dropped until EOF
     Clock::time_point body_deadline;
     size_t rate_mark = 0;  // request.size() at the last rate check
   };
@@ -111,6 +117,10 @@ class ConnectionLobby {
   void Close(int fd);  // mu_ held
   // Writes a one-line error answer (best effort, never blocks), then closes.
   void Refuse(int fd, std::string_view status);  // mu_ held
+  // Writes the error answer, half-closes, and drops the client's input until
+  // its EOF or a short deadline, then closes (mu_ held).
+  void RefuseAndDrain(int fd, Waiting& w, std::string_view status);
+  void Drain(int fd, Waiting& w);  // mu_ held
 
   const Options options_;
   const ReadyFn ready_;

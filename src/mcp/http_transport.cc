@@ -17,6 +17,7 @@
 #include "mcp/http_security.h"
 #include "mcp/metrics_listener.h"
 #include "mcp/json_rpc.h"
+#include "mcp/modern.h"
 
 namespace airlock::mcp {
 namespace {
@@ -39,6 +40,8 @@ constexpr int kKeepAliveIdleS = 5;
 constexpr uint64_t kSignInMaxBody = 4 << 10;
 constexpr uint64_t kConsoleMaxBody = 64 << 10;
 constexpr uint64_t kUnauthenticatedMaxBody = 64 << 10;
+// RFC 9728's well-known path; endpoints' paths are appended ("/mcp").
+const std::string kProtectedResourceMetadataPath = "/.well-known/oauth-protected-resource";
 // Slow bodies cut (408) are reported on stderr at most this often.
 constexpr int kSlowBodyReportS = 60;
 
@@ -46,10 +49,43 @@ int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch()).count();
 }
 
-// A JSON-RPC error body with id null (transport-level rejections).
-void Reject(httplib::Response& res, int status, const std::string& message, bool close = false) {
+// True if a POST names, in MCP-Protocol-Version, a version airlock knows in
+// neither era, without the legacy era's Mcp-Session-Id and outside its
+// initialize: a client newer than airlock, answered with -32022.
+bool NamesUnknownVersion(const httplib::Request& req, const std::string& method) {
+  if (!req.has_header("MCP-Protocol-Version") || req.has_header("Mcp-Session-Id") || method == "initialize") {
+    return false;
+  }
+  const std::string version = req.get_header_value("MCP-Protocol-Version");
+  return !modern::IsModernVersion(version) && !IsSupportedProtocolVersion(version);
+}
+
+// The id of a modern request, for the shape of its transport errors;
+// nullopt for a legacy one. Modern: a modern MCP-Protocol-Version header, or
+// (a POST without Mcp-Session-Id, not initialize) an unknown version in it
+// or a protocol version in the body's _meta. The id is the body's when it
+// parses (else null, which modern::TransportError omits).
+std::optional<json> ModernRequestId(const httplib::Request& req) {
+  const bool modern_header = modern::IsModernVersion(req.get_header_value("MCP-Protocol-Version"));
+  if (!modern_header && (req.method != "POST" || req.has_header("Mcp-Session-Id"))) return std::nullopt;
+  jsonrpc::ParseOutcome parsed = req.method == "POST" ? jsonrpc::Parse(req.body) : jsonrpc::ParseOutcome{};
+  const std::string method = parsed.message ? parsed.message->method : std::string();
+  if (modern_header || NamesUnknownVersion(req, method) ||
+      (parsed.message && method != "initialize" && modern::LooksModern(*parsed.message))) {
+    return parsed.message ? parsed.message->id : json();
+  }
+  return std::nullopt;
+}
+
+// A transport-level rejection: for a legacy request a JSON-RPC error with id
+// null and code -32000 (as always); for a modern one modern::TransportError.
+void Reject(const httplib::Request& req, httplib::Response& res, int status, const std::string& message,
+            bool close = false) {
   res.status = status;
-  res.set_content(jsonrpc::Serialize(jsonrpc::MakeError(nullptr, -32000, message)), "application/json");
+  std::optional<json> modern_id = ModernRequestId(req);
+  res.set_content(jsonrpc::Serialize(modern_id ? modern::TransportError(*modern_id, status, message)
+                                               : jsonrpc::MakeError(nullptr, -32000, message)),
+                  "application/json");
   if (close) res.set_header("Connection", "close");
 }
 
@@ -359,6 +395,15 @@ void HttpTransport::Install() {
       ServeMetrics(req, res, options_.metrics, options_.metrics_token);
     });
   }
+  if (!options_.oauth_metadata.empty()) {
+    auto metadata = [this](const httplib::Request&, httplib::Response& res) {
+      res.set_header("Cache-Control", "max-age=300");
+      res.set_header("Access-Control-Allow-Origin", "*");  // browser-based MCP clients discover it too
+      res.set_content(options_.oauth_metadata, "application/json");
+    };
+    http_->Get(kProtectedResourceMetadataPath, metadata);
+    for (const auto& [path, server] : servers_) http_->Get(kProtectedResourceMetadataPath + path, metadata);
+  }
   if (options_.console) {
     auto console = [this](const httplib::Request& req, httplib::Response& res) { options_.console(req, res); };
     // console_path is "/" + [a-z0-9_-]+ (checked by the config): no regex metacharacters.
@@ -381,12 +426,13 @@ uint64_t HttpTransport::BodyLimit(const RequestHead& head) const {
     return head.path == options_.console_path + "/api/signin" ? kSignInMaxBody : kConsoleMaxBody;
   }
   if (!servers_.count(head.path)) return kUnauthenticatedMaxBody;  // 404, 405 (/healthz ...)
-  if (options_.bearer_token.empty() && !options_.authenticate) return options_.max_body_bytes;
-  // The static token is checked here; an API key only for its form (the
-  // key store is not consulted on the lobby's thread): the worker checks it.
+  if (options_.bearer_token.empty() && !options_.authenticate && !options_.oauth) return options_.max_body_bytes;
+  // The static token is checked here; an API key or OAuth token only for its
+  // form (neither the key store nor the JWKS is consulted on the lobby's
+  // thread): the worker checks it.
   const std::string authorization = head.Header("Authorization").value_or("");
   const bool plausible = (!options_.bearer_token.empty() && BearerMatches(authorization, options_.bearer_token)) ||
-                         (options_.authenticate && !BearerToken(authorization).empty());
+                         ((options_.authenticate || options_.oauth) && !BearerToken(authorization).empty());
   return plausible ? options_.max_body_bytes : std::min(options_.max_body_bytes, kUnauthenticatedMaxBody);
 }
 
@@ -395,21 +441,28 @@ bool HttpTransport::PreCheck(const httplib::Request& req, httplib::Response& res
   if (req.path == "/healthz" || req.path == "/readyz" || (req.path == "/metrics" && options_.metrics)) {
     if (req.has_header("Host") &&
         !HostAllowed(req.get_header_value("Host"), IsLoopbackName(options_.host), options_.allowed_hosts)) {
-      Reject(res, 403, "Forbidden: Host not allowed", true);
+      Reject(req, res, 403, "Forbidden: Host not allowed", true);
       return false;
     }
     if (req.method != "GET") {
-      Reject(res, 405, "Method Not Allowed: use GET", true);
+      Reject(req, res, 405, "Method Not Allowed: use GET", true);
       return false;
     }
     return true;
+  }
+  if (!options_.oauth_metadata.empty() && IsConsolePath(req.path, kProtectedResourceMetadataPath)) {
+    if (req.method != "GET") {
+      Reject(req, res, 405, "Method Not Allowed: use GET", true);
+      return false;
+    }
+    return true;  // public, like the authorization server's own metadata
   }
   if (options_.console && IsConsolePath(req.path, options_.console_path)) {
     // The console authenticates on its own (admin keys, then a cookie);
     // DNS rebinding is refused here as for the MCP endpoints.
     if (req.has_header("Host") &&
         !HostAllowed(req.get_header_value("Host"), IsLoopbackName(options_.host), options_.allowed_hosts)) {
-      Reject(res, 403, "Forbidden: Host not allowed", true);
+      Reject(req, res, 403, "Forbidden: Host not allowed", true);
       return false;
     }
     return true;
@@ -417,51 +470,63 @@ bool HttpTransport::PreCheck(const httplib::Request& req, httplib::Response& res
   if (!servers_.count(req.path)) {
     std::string paths;
     for (const auto& [path, server] : servers_) paths += (paths.empty() ? "" : ", ") + path;
-    Reject(res, 404, "Not Found: the MCP endpoints are " + paths, true);
+    Reject(req, res, 404, "Not Found: the MCP endpoints are " + paths, true);
     return false;
   }
   if (stopping_ || draining_) {
-    Reject(res, 503, "Server is shutting down", true);
+    Reject(req, res, 503, "Server is shutting down", true);
     return false;
   }
   bool loopback = IsLoopbackName(options_.host);
   if (req.has_header("Host") && !HostAllowed(req.get_header_value("Host"), loopback, options_.allowed_hosts)) {
-    Reject(res, 403, "Forbidden: Host not allowed", true);
+    Reject(req, res, 403, "Forbidden: Host not allowed", true);
     return false;
   }
   if (req.has_header("Origin") && !OriginAllowed(req.get_header_value("Origin"), options_.allowed_origins)) {
-    Reject(res, 403, "Forbidden: Origin not allowed", true);
+    Reject(req, res, 403, "Forbidden: Origin not allowed", true);
     return false;
   }
-  if (!Identify(req)) {
-    Reject(res, 401, "Unauthorized: a valid bearer token is required", true);
-    res.set_header("WWW-Authenticate", "Bearer realm=\"airlock\"");
+  AuthOutcome auth = Authenticate(req);
+  if (!auth.caller) {
+    Reject(req, res, auth.status, auth.message, true);
+    res.set_header("WWW-Authenticate", auth.challenge);
     return false;
   }
   return true;
 }
 
-std::optional<governance::Caller> HttpTransport::Identify(const httplib::Request& req) const {
+AuthOutcome HttpTransport::Authenticate(const httplib::Request& req) const {
   const std::string header = req.get_header_value("Authorization");
+  AuthOutcome out;
   if (!options_.bearer_token.empty() && BearerMatches(header, options_.bearer_token)) {
-    return governance::Caller{.user = "token", .role = options_.token_role, .auth = "token"};
+    out.caller = governance::Caller{.user = "token", .role = options_.token_role, .auth = "token"};
+    return out;
   }
-  if (options_.authenticate) {
-    const std::string_view given = BearerToken(header);
-    if (!given.empty()) {
-      if (std::optional<governance::Caller> who = options_.authenticate(given)) return who;
-    }
+  const std::string_view given = BearerToken(header);
+  if (options_.authenticate && !given.empty()) {
+    if ((out.caller = options_.authenticate(given))) return out;
+  }
+  if (options_.oauth) {
+    // A token that is not a static token or API key is judged as an OAuth
+    // access token; without any, the challenge names the metadata.
+    if (!given.empty()) return options_.oauth(given, req.path);
+    if (options_.oauth_challenge) out.challenge = options_.oauth_challenge(req.path);
+    return out;
   }
   if (options_.bearer_token.empty() && !options_.authenticate) {
-    return governance::Caller{.user = "anonymous", .role = options_.anonymous_role, .auth = "none"};
+    out.caller = governance::Caller{.user = "anonymous", .role = options_.anonymous_role, .auth = "none"};
   }
-  return std::nullopt;
+  return out;
+}
+
+std::optional<governance::Caller> HttpTransport::Identify(const httplib::Request& req) const {
+  return Authenticate(req).caller;
 }
 
 std::shared_ptr<HttpTransport::Entry> HttpTransport::FindSession(const httplib::Request& req,
                                                                  httplib::Response& res) {
   if (!req.has_header("Mcp-Session-Id")) {
-    Reject(res, 400, "Bad Request: Mcp-Session-Id header is required");
+    Reject(req, res, 400, "Bad Request: Mcp-Session-Id header is required");
     return nullptr;
   }
   std::shared_ptr<Entry> entry;
@@ -471,7 +536,7 @@ std::shared_ptr<HttpTransport::Entry> HttpTransport::FindSession(const httplib::
     if (it != sessions_.end()) entry = it->second;
   }
   if (!entry || entry->path != req.path) {
-    Reject(res, 404, "Session not found");
+    Reject(req, res, 404, "Session not found");
     return nullptr;
   }
   // A session belongs to the identity that created it: another valid key
@@ -479,12 +544,12 @@ std::shared_ptr<HttpTransport::Entry> HttpTransport::FindSession(const httplib::
   std::optional<governance::Caller> who = Identify(req);
   if (!who || who->user != entry->caller.user || who->key_id != entry->caller.key_id ||
       who->auth != entry->caller.auth) {
-    Reject(res, 403, "Forbidden: this session belongs to another identity");
+    Reject(req, res, 403, "Forbidden: this session belongs to another identity");
     return nullptr;
   }
   if (req.has_header("MCP-Protocol-Version") &&
       !IsSupportedProtocolVersion(req.get_header_value("MCP-Protocol-Version"))) {
-    Reject(res, 400, "Bad Request: unsupported MCP-Protocol-Version " + req.get_header_value("MCP-Protocol-Version"));
+    Reject(req, res, 400, "Bad Request: unsupported MCP-Protocol-Version " + req.get_header_value("MCP-Protocol-Version"));
     return nullptr;
   }
   entry->last_activity_ms = NowMs();
@@ -494,19 +559,30 @@ std::shared_ptr<HttpTransport::Entry> HttpTransport::FindSession(const httplib::
 void HttpTransport::HandlePost(const httplib::Request& req, httplib::Response& res) {
   const std::string accept = req.get_header_value("Accept");
   if (!AcceptsType(accept, "application/json") || !AcceptsType(accept, "text/event-stream")) {
-    return Reject(res, 406, "Not Acceptable: Accept must list application/json and text/event-stream");
+    return Reject(req, res, 406, "Not Acceptable: Accept must list application/json and text/event-stream");
   }
   std::string content_type = req.get_header_value("Content-Type");
   if (content_type.rfind("application/json", 0) != 0) {
-    return Reject(res, 415, "Unsupported Media Type: Content-Type must be application/json");
+    return Reject(req, res, 415, "Unsupported Media Type: Content-Type must be application/json");
   }
   jsonrpc::ParseOutcome parsed = jsonrpc::Parse(req.body);
   if (!parsed.message) {
     res.status = 400;
-    res.set_content(jsonrpc::Serialize(parsed.error_response), "application/json");
+    const bool modern = modern::IsModernVersion(req.get_header_value("MCP-Protocol-Version")) ||
+                        NamesUnknownVersion(req, "");
+    res.set_content(jsonrpc::Serialize(modern ? modern::ModernizeError(parsed.error_response)
+                                              : parsed.error_response),
+                    "application/json");
     return;
   }
   const jsonrpc::Message& m = *parsed.message;
+  if (NamesUnknownVersion(req, m.method) && !modern::LooksModern(m)) {
+    const modern::Error error = modern::UnsupportedVersion(req.get_header_value("MCP-Protocol-Version"));
+    res.status = error.http_status;
+    res.set_content(jsonrpc::Serialize(modern::MakeError(m.id, error)), "application/json");
+    return;
+  }
+  if (IsModernPost(req, m)) return HandleModernPost(req, m, res);
   if (m.kind == jsonrpc::Kind::kRequest && m.method == "initialize") return HandleInitialize(req, m, res);
 
   std::shared_ptr<Entry> entry = FindSession(req, res);
@@ -544,9 +620,15 @@ void HttpTransport::Respond(const std::shared_ptr<Entry>& entry, const jsonrpc::
   const auto heartbeat = std::chrono::milliseconds(options_.heartbeat_ms);
   res.set_header("Cache-Control", "no-cache");
   auto disconnected = [session, id] { session->CancelRequest(id); };
+  // A subscriptions/listen stream ends gracefully (its completion response)
+  // when the transport stops.
+  const bool listen = m.method == "subscriptions/listen";
+  const std::atomic<bool>* stopping = &stopping_;
   if (stream) {
     res.set_chunked_content_provider(
-        "text/event-stream", [channel, guard, disconnected, heartbeat](size_t, httplib::DataSink& sink) {
+        "text/event-stream",
+        [channel, guard, disconnected, heartbeat, listen, stopping, session](size_t, httplib::DataSink& sink) {
+          if (listen && stopping->load()) session->Close();
           std::deque<json> messages;
           bool finished = channel->Take(&messages, heartbeat);
           for (const json& msg : messages) {
@@ -594,11 +676,11 @@ void HttpTransport::Respond(const std::shared_ptr<Entry>& entry, const jsonrpc::
 
 void HttpTransport::HandleInitialize(const httplib::Request& req, const jsonrpc::Message& m, httplib::Response& res) {
   std::optional<governance::Caller> who = Identify(req);
-  if (!who) return Reject(res, 401, "Unauthorized: a valid bearer token is required");
+  if (!who) return Reject(req, res, 401, "Unauthorized: a valid bearer token is required");
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (sessions_.size() >= options_.max_sessions) {
-      return Reject(res, 503, "Too many sessions; try again later");
+      return Reject(req, res, 503, "Too many sessions; try again later");
     }
   }
   auto entry = std::make_shared<Entry>();
@@ -622,9 +704,74 @@ void HttpTransport::HandleInitialize(const httplib::Request& req, const jsonrpc:
   res.set_content(jsonrpc::Serialize(response), "application/json");
 }
 
+bool HttpTransport::IsModernPost(const httplib::Request& req, const jsonrpc::Message& m) {
+  if (modern::IsModernVersion(req.get_header_value("MCP-Protocol-Version"))) return true;
+  return !req.has_header("Mcp-Session-Id") && m.method != "initialize" && modern::LooksModern(m);
+}
+
+void HttpTransport::HandleModernPost(const httplib::Request& req, const jsonrpc::Message& m, httplib::Response& res) {
+  auto fail = [&](const modern::Error& error) {
+    res.status = error.http_status;
+    res.set_content(jsonrpc::Serialize(modern::MakeError(m.id, error)), "application/json");
+  };
+  if (req.has_header("Mcp-Session-Id")) {
+    return fail({.code = jsonrpc::kInvalidRequest,
+                 .message = std::string("Mcp-Session-Id belongs to the legacy protocol; a ") +
+                            modern::kLatestModernVersion +
+                            " request carries no session (drop the header, or send MCP-Protocol-Version of the "
+                            "session's legacy version)"});
+  }
+  auto header = [&req](const std::string& name) -> std::optional<std::string> {
+    if (!req.has_header(name)) return std::nullopt;
+    return req.get_header_value(name);
+  };
+  if (std::optional<modern::Error> error = modern::CheckHttpHeaders(header, m)) return fail(*error);
+  std::variant<modern::RequestMeta, modern::Error> meta = modern::ReadRequestMeta(m.params);
+  if (m.kind == jsonrpc::Kind::kNotification) {
+    res.status = 202;  // no client notifications in this era over HTTP (closing a stream cancels)
+    return;
+  }
+  if (auto* error = std::get_if<modern::Error>(&meta)) return fail(*error);
+  std::optional<governance::Caller> who = Identify(req);
+  if (!who) return Reject(req, res, 401, "Unauthorized: a valid bearer token is required");
+  // The caller is its credential; an anonymous caller is a new identity per
+  // request (it has no MCP session to be).
+  const bool anonymous = who->auth == "none";
+  if (anonymous) who->user = AnonymousUser(RandomSessionId());
+  std::shared_ptr<Session> session = servers_.at(req.path)->NewSession(nullptr, *who);
+  session->UseModernEra(anonymous);
+  auto entry = std::make_shared<Entry>();  // not registered: lives for this request
+  entry->path = req.path;
+  entry->caller = *who;
+  entry->session = session;
+  const modern::RequestMeta& rm = std::get<modern::RequestMeta>(meta);
+  // subscriptions/listen: an SSE stream (acknowledgment, notifications,
+  // keep-alives) until the client leaves; refused ones are plain JSON.
+  const bool listen = m.method == "subscriptions/listen";
+  bool stream = listen || (m.method == "tools/call" && (!rm.progress_token.is_null() || rm.log_level.has_value()));
+  auto channel = std::make_shared<CallChannel>();
+  session->Handle(m, channel);
+  if (listen && channel->finished()) stream = false;
+  if (!stream && channel->finished()) {
+    json response = channel->response();
+    if (response.contains("error")) {
+      const int code = response["error"].value("code", 0);
+      if (code == jsonrpc::kMethodNotFound) res.status = 404;
+      if (code <= modern::kHeaderMismatch && code >= modern::kUnsupportedProtocolVersion) res.status = 400;
+      if (listen && code == jsonrpc::kInvalidRequest && response["error"].contains("data")) res.status = 429;
+    }
+  }
+  Respond(entry, m, channel, stream, res);
+}
+
 void HttpTransport::HandleGet(const httplib::Request& req, httplib::Response& res) {
+  if (modern::IsModernVersion(req.get_header_value("MCP-Protocol-Version"))) {
+    res.set_header("Allow", "POST");
+    return Reject(req, res, 405, std::string("Method Not Allowed: protocol ") + modern::kLatestModernVersion +
+                                " has no GET stream (use subscriptions/listen)");
+  }
   if (!AcceptsType(req.get_header_value("Accept"), "text/event-stream")) {
-    return Reject(res, 406, "Not Acceptable: Accept must list text/event-stream");
+    return Reject(req, res, 406, "Not Acceptable: Accept must list text/event-stream");
   }
   std::shared_ptr<Entry> entry = FindSession(req, res);
   if (!entry) return;
@@ -635,12 +782,12 @@ void HttpTransport::HandleGet(const httplib::Request& req, httplib::Response& re
     uint64_t id = 0;
     auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), id);
     if (ec != std::errc() || end != v.data() + v.size() || v.empty()) {
-      return Reject(res, 400, "Bad Request: Last-Event-ID must be an event id this server sent");
+      return Reject(req, res, 400, "Bad Request: Last-Event-ID must be an event id this server sent");
     }
     last_event_id = id;
   }
   if (!entry->stream->Attach(last_event_id)) {
-    return Reject(res, 409, "Conflict: this session already has a GET stream");
+    return Reject(req, res, 409, "Conflict: this session already has a GET stream");
   }
   auto guard = std::make_shared<ActiveGuard>(entry);
   std::shared_ptr<StreamChannel> channel = entry->stream;
@@ -665,6 +812,11 @@ void HttpTransport::HandleGet(const httplib::Request& req, httplib::Response& re
 }
 
 void HttpTransport::HandleDelete(const httplib::Request& req, httplib::Response& res) {
+  if (modern::IsModernVersion(req.get_header_value("MCP-Protocol-Version"))) {
+    res.set_header("Allow", "POST");
+    return Reject(req, res, 405, std::string("Method Not Allowed: protocol ") + modern::kLatestModernVersion +
+                                " has no sessions to delete");
+  }
   std::shared_ptr<Entry> entry = FindSession(req, res);
   if (!entry) return;
   {
@@ -710,7 +862,7 @@ void HttpTransport::ReapIdle() {
       const uint64_t slow = http_->lobby().slow_bodies(), refused = http_->lobby().refused();
       if (slow != reported_slow || refused != reported_refused) {
         std::cerr << "airlock: http: " << slow - reported_slow << " request(s) cut for a slow body (408), "
-                  << refused - reported_refused << " refused before a worker (400/411/413) in the last "
+                  << refused - reported_refused << " refused before a worker (400/411/413/431) in the last "
                   << kSlowBodyReportS << " s\n";
         reported_slow = slow;
         reported_refused = refused;

@@ -17,7 +17,10 @@
 // created it (or on another endpoint) → 403 / 404; body larger than
 // max_body_bytes → 413 (discarded, not buffered); Accept → 406;
 // Content-Type → 415; missing Mcp-Session-Id → 400, unknown/ended → 404;
-// unsupported MCP-Protocol-Version → 400.
+// unsupported MCP-Protocol-Version → 400. These refusals carry a JSON-RPC
+// error with id null and -32000 for legacy requests; for modern ones (see
+// docs/mcp.md) modern::TransportError (no null id, -32600/-32603), and an
+// unknown version without a session is -32022.
 //
 // A client that disconnects while its tools/call runs has the run
 // cancelled: the response stream (SSE, or chunked JSON padded with
@@ -55,6 +58,16 @@
 namespace airlock::mcp {
 
 class GuardedHttpServer;  // guarded_http_server.h
+
+// The authentication of one request: a Caller, or the refusal (401 or 403,
+// its WWW-Authenticate challenge and a message). Both MCP protocol eras
+// call HttpTransport::Authenticate, the one place credentials are checked.
+struct AuthOutcome {
+  std::optional<governance::Caller> caller;
+  int status = 401;
+  std::string challenge = "Bearer realm=\"airlock\"";
+  std::string message = "Unauthorized: a valid bearer token is required";
+};
 
 struct HttpOptions {
   std::string host = "127.0.0.1";
@@ -97,6 +110,15 @@ struct HttpOptions {
   // one is set. Unset: /metrics is 404.
   std::function<std::string()> metrics;
   std::string metrics_token;
+  // OAuth 2.1 access tokens (auth/oauth, config server.http.oauth): decides
+  // a bearer token that neither the static token nor an API key admitted,
+  // for the endpoint `path`. With it, oauth_metadata (RFC 9728 Protected
+  // Resource Metadata, JSON) is served at /.well-known/oauth-protected-resource
+  // and its path-suffixed form for each endpoint, and a request without
+  // any credential gets oauth_challenge(path) in its 401.
+  std::function<AuthOutcome(std::string_view token, const std::string& path)> oauth;
+  std::string oauth_metadata;
+  std::function<std::string(const std::string& path)> oauth_challenge;
 };
 
 // Options from config.server (listen, http.*, max_message_bytes); reads the
@@ -128,6 +150,9 @@ class HttpTransport {
   void Drain() { draining_ = true; }
 
   int port() const { return port_; }
+  // The caller of `req` (static token, API key, OAuth token, or anonymous
+  // when nothing is configured) or why it is refused.
+  AuthOutcome Authenticate(const httplib::Request& req) const;
   std::string url() const;  // http://HOST:PORT/mcp (or the first endpoint's path)
   std::string url(const std::string& path) const;
   size_t session_count() const;
@@ -144,6 +169,12 @@ class HttpTransport {
   void HandleGet(const httplib::Request& req, httplib::Response& res);
   void HandleDelete(const httplib::Request& req, httplib::Response& res);
   void HandleInitialize(const httplib::Request& req, const jsonrpc::Message& m, httplib::Response& res);
+  // True if a POST speaks the modern era (2026-07-28): a modern
+  // MCP-Protocol-Version header, or modern _meta without Mcp-Session-Id.
+  static bool IsModernPost(const httplib::Request& req, const jsonrpc::Message& m);
+  // One modern request: headers checked against the body, the caller's
+  // identity per request, a session that lives only for this request.
+  void HandleModernPost(const httplib::Request& req, const jsonrpc::Message& m, httplib::Response& res);
   // Who sent the request (nullopt: not authenticated).
   std::optional<governance::Caller> Identify(const httplib::Request& req) const;
   // The largest body the lobby reads for a request with this head, before

@@ -136,6 +136,7 @@ void McpServer::NotifyToolsChanged() {
   for (const auto& s : LiveSessions()) {
     if (s->initialized()) s->SendStandalone(n);
   }
+  subscriptions_.Publish(SubscriptionHub::Kind::kToolsListChanged);
 }
 
 void McpServer::Broadcast(LogLevel level, const std::string& text) {
@@ -206,20 +207,24 @@ std::shared_ptr<Tool> McpServer::FindToolFor(const governance::Caller& caller, c
 }
 
 Status McpServer::AuditToolCall(const governance::Caller& caller, const std::string& run_id, const std::string& tool,
-                                const nlohmann::json& args, const std::string& decision) {
+                                const nlohmann::json& args, const std::string& decision,
+                                const TraceContext& trace) {
   if (options_.audit == nullptr) return OkStatus();
+  nlohmann::json detail = {{"run_id", run_id},
+                           {"decision", decision},
+                           {"role", caller.role},
+                           {"endpoint", caller.endpoint},
+                           {"client", caller.client},
+                           {"auth", caller.auth},
+                           {"key_id", caller.key_id},
+                           {"args_sha256", Sha256Hex(codemode::Dump(args))},
+                           {"args_redacted", audit::RedactArgs(args)}};
+  if (!trace.traceparent.empty()) detail["traceparent"] = trace.traceparent;
+  if (!trace.tracestate.empty()) detail["tracestate"] = trace.tracestate;
   return options_.audit->Event({.kind = "tool_call",
                                 .actor = caller.user,
                                 .target = SanitizeUtf8(tool.substr(0, 128)),
-                                .detail = {{"run_id", run_id},
-                                           {"decision", decision},
-                                           {"role", caller.role},
-                                           {"endpoint", caller.endpoint},
-                                           {"client", caller.client},
-                                           {"auth", caller.auth},
-                                           {"key_id", caller.key_id},
-                                           {"args_sha256", Sha256Hex(codemode::Dump(args))},
-                                           {"args_redacted", audit::RedactArgs(args)}}});
+                                .detail = std::move(detail)});
 }
 
 std::string McpServer::Instructions() {

@@ -35,6 +35,7 @@
 #include "mcp/reply_channel.h"
 #include "mcp/run_tracker.h"
 #include "mcp/session.h"
+#include "mcp/subscriptions.h"
 #include "mcp/tools/code_tool_tool.h"
 #include "mcp/tools/languages.h"
 #include "mcp/tools/tool.h"
@@ -87,8 +88,11 @@ class McpServer {
   governance::Caller StdioCaller() const;
 
   // Tells every session that the tool list changed (e.g. the runner came
-  // back with a different set of languages).
+  // back with a different set of languages): initialized legacy sessions,
+  // and the modern subscriptions/listen streams that asked for it.
   void NotifyToolsChanged();
+  // The endpoint's open subscriptions/listen streams (subscriptions.h).
+  SubscriptionHub& subscriptions() { return subscriptions_; }
   // Sends a log message to every session whose level admits it.
   void Broadcast(LogLevel level, const std::string& text);
 
@@ -99,11 +103,17 @@ class McpServer {
   // nullptr if the tool does not exist or `caller` may not see it.
   std::shared_ptr<Tool> FindToolFor(const governance::Caller& caller, const std::string& name);
 
+  // The W3C trace context a modern request carries in params._meta
+  // (traceparent, tracestate); empty when absent.
+  struct TraceContext {
+    std::string traceparent, tracestate;
+  };
   // Writes the "tool_call" event every tools/call leaves before it runs
   // (denied ones too). An error means the audit log is fail-closed and
-  // could not be written: the call must be refused.
+  // could not be written: the call must be refused. A non-empty trace
+  // context is recorded in the event's detail (traceparent, tracestate).
   Status AuditToolCall(const governance::Caller& caller, const std::string& run_id, const std::string& tool,
-                       const nlohmann::json& args, const std::string& decision);
+                       const nlohmann::json& args, const std::string& decision, const TraceContext& trace = {});
 
   const governance::Policy& policy() const { return policy_; }
   // nullptr if the server has no valid endpoint (then it offers nothing).
@@ -134,6 +144,7 @@ class McpServer {
   std::shared_ptr<Tool> run_code_, list_languages_, execute_, search_, describe_, propose_;
   std::shared_ptr<Tool> open_session_, close_session_, list_sessions_;
   CodeToolDeps code_tool_deps_;
+  SubscriptionHub subscriptions_;
   std::mutex mu_;
   std::vector<std::weak_ptr<Session>> sessions_;
   WorkerPool pool_;  // last: joined first on destruction

@@ -1,5 +1,6 @@
 #include "mcp/session.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "audit/audit_log.h"
@@ -48,6 +49,7 @@ bool IsSupportedProtocolVersion(const std::string& version) {
 // One tools/call in flight.
 struct Session::Call {
   json id;
+  Scope scope;
   std::string key;
   json progress_token;  // null: no progress wanted
   std::shared_ptr<ReplyChannel> reply;
@@ -61,8 +63,8 @@ struct Session::Call {
 
 class Session::CallContext : public ToolCallContext {
  public:
-  CallContext(Session& session, Call& call, std::string version, governance::Caller caller)
-      : session_(session), call_(call), version_(std::move(version)), caller_(std::move(caller)) {}
+  CallContext(Session& session, Call& call)
+      : session_(session), call_(call), version_(call.scope.version), caller_(call.scope.caller) {}
 
   void Progress(double progress, std::optional<double> total, const std::string& message) override {
     if (call_.progress_token.is_null() || call_.cancel.cancelled()) return;
@@ -76,7 +78,13 @@ class Session::CallContext : public ToolCallContext {
   }
 
   void Log(LogLevel level, const std::string& text) override {
-    if (call_.cancel.cancelled() || !session_.ShouldLog(level)) return;
+    if (call_.cancel.cancelled()) return;
+    if (call_.scope.modern) {
+      // Modern: the request's own _meta level; none means no log messages.
+      if (!call_.scope.log_level || level < *call_.scope.log_level) return;
+    } else if (!session_.ShouldLog(level)) {
+      return;
+    }
     call_.reply->Notify(jsonrpc::MakeNotification(
         "notifications/message", {{"level", LogLevelName(level)}, {"logger", "airlock"}, {"data", text}}));
   }
@@ -101,11 +109,14 @@ governance::Caller Session::caller() const {
   return caller_;
 }
 
-Session::~Session() = default;
+Session::~Session() {
+  for (const auto& [key, listen] : listens_) server_.subscriptions().Remove(listen.handle);
+}
 
 void Session::HandleText(std::string_view text, std::shared_ptr<ReplyChannel> reply) {
   jsonrpc::ParseOutcome parsed = jsonrpc::Parse(text);
   if (!parsed.message) {
+    if (era() == Era::kModern) parsed.error_response = modern::ModernizeError(std::move(parsed.error_response));
     reply->Finish(&parsed.error_response);
     return;
   }
@@ -117,13 +128,20 @@ void Session::Handle(const jsonrpc::Message& m, std::shared_ptr<ReplyChannel> re
     reply->Finish(nullptr);
     return;
   }
+  if (DecideEra(m) == Era::kModern) return HandleModern(m, std::move(reply));
   if (m.kind == Kind::kNotification) {
     HandleNotification(m);
     reply->Finish(nullptr);
     return;
   }
   if (m.method == "tools/call") {
-    StartToolCall(m, std::move(reply));
+    Scope scope;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      scope.version = protocol_version_;
+      scope.caller = caller_;
+    }
+    StartToolCall(m, std::move(reply), std::move(scope));
     return;
   }
   json response = HandleRequest(m);
@@ -141,9 +159,9 @@ json Session::HandleRequest(const jsonrpc::Message& m) {
     }
   }
   if (m.method == "logging/setLevel") return SetLevel(m);
-  if (m.method == "tools/list") return ListTools(m);
+  if (m.method == "tools/list") return ListTools(m, caller(), /*sorted=*/false);
   if (m.method == "resources/list") return ListResources(m);
-  if (m.method == "resources/read") return ReadResource(m);
+  if (m.method == "resources/read") return ReadResource(m, kResourceNotFound);
   if (m.method == "resources/templates/list") {
     return MakeResult(m.id, {{"resourceTemplates", json::array()}});
   }
@@ -183,6 +201,7 @@ json Session::Initialize(const jsonrpc::Message& m) {
     if (closed_) return MakeError(m.id, jsonrpc::kInvalidRequest, "Session closed");
     if (initialized_) return MakeError(m.id, jsonrpc::kInvalidRequest, "Session already initialized");
     initialized_ = true;
+    era_ = Era::kLegacy;
     protocol_version_ = version;
     if (p.contains("clientInfo")) {
       const json& info = p["clientInfo"];
@@ -220,15 +239,18 @@ json Session::SetLevel(const jsonrpc::Message& m) {
   return MakeResult(m.id, json::object());
 }
 
-json Session::ListTools(const jsonrpc::Message& m) {
+json Session::ListTools(const jsonrpc::Message& m, const governance::Caller& who, bool sorted) {
   size_t offset;
   std::string error;
   if (!ReadCursor(m.params, &offset, &error)) return MakeError(m.id, jsonrpc::kInvalidParams, error);
-  const std::vector<std::shared_ptr<Tool>> tools = server_.ToolsFor(caller());
+  std::vector<std::shared_ptr<Tool>> tools = server_.ToolsFor(who);
+  if (sorted) {
+    std::stable_sort(tools.begin(), tools.end(),
+                     [](const std::shared_ptr<Tool>& a, const std::shared_ptr<Tool>& b) { return a->name() < b->name(); });
+  }
   if (offset > tools.size()) return MakeError(m.id, jsonrpc::kInvalidParams, "params.cursor: invalid cursor");
   json list = json::array();
   size_t end = std::min(tools.size(), offset + kPageSize);
-  const governance::Caller who = caller();
   for (size_t i = offset; i < end; ++i) list.push_back(tools[i]->DefinitionFor(who));
   json result = {{"tools", std::move(list)}};
   if (end < tools.size()) result["nextCursor"] = std::to_string(end);
@@ -244,28 +266,29 @@ json Session::ListResources(const jsonrpc::Message& m) {
   return MakeResult(m.id, {{"resources", std::move(list)}});
 }
 
-json Session::ReadResource(const jsonrpc::Message& m) {
+json Session::ReadResource(const jsonrpc::Message& m, int not_found_code) {
   if (!m.params.is_object() || !m.params.contains("uri") || !m.params["uri"].is_string()) {
     return MakeError(m.id, jsonrpc::kInvalidParams, "params.uri: expected string");
   }
   std::string uri = m.params["uri"].get<std::string>();
   if (uri != kLanguagesResourceUri) {
-    return MakeError(m.id, kResourceNotFound, "Resource not found", {{"uri", uri}});
+    return MakeError(m.id, not_found_code, "Resource not found", {{"uri", uri}});
   }
   return MakeResult(m.id, ReadLanguagesResource(server_.languages()));
 }
 
-void Session::StartToolCall(const jsonrpc::Message& m, std::shared_ptr<ReplyChannel> reply) {
+void Session::StartToolCall(const jsonrpc::Message& m, std::shared_ptr<ReplyChannel> reply, Scope scope) {
+  const bool modern = scope.modern;
   auto fail = [&](int code, const std::string& message) {
-    json response = MakeError(m.id, code, message);
+    json response = modern ? modern::MakeError(m.id, code, message) : MakeError(m.id, code, message);
     reply->Finish(&response);
   };
-  std::string version;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (closed_) return fail(jsonrpc::kInvalidRequest, "Session closed");
-    if (!initialized_) return fail(jsonrpc::kInvalidRequest, "Server not initialized: send initialize first");
-    version = protocol_version_;
+    if (!initialized_ && !modern) {
+      return fail(jsonrpc::kInvalidRequest, "Server not initialized: send initialize first");
+    }
   }
   const json& p = m.params;
   if (!p.is_object()) return fail(jsonrpc::kInvalidParams, "params: expected object");
@@ -273,16 +296,18 @@ void Session::StartToolCall(const jsonrpc::Message& m, std::shared_ptr<ReplyChan
   json args = p.value("arguments", json());
   if (!args.is_null() && !args.is_object()) return fail(jsonrpc::kInvalidParams, "params.arguments: expected object");
   std::string name = p["name"].get<std::string>();
-  const governance::Caller who = caller();
+  const governance::Caller who = scope.caller;
   const std::string run_id = audit::NewRunId();
   // Unknown and forbidden are the same answer: a tool's existence never leaks.
   std::shared_ptr<Tool> tool = server_.FindToolFor(who, name);
   if (tool == nullptr) {
-    (void)server_.AuditToolCall(who, run_id, name, args.is_null() ? json::object() : args, "denied");
+    (void)server_.AuditToolCall(who, run_id, name, args.is_null() ? json::object() : args, "denied",
+                                {scope.traceparent, scope.tracestate});
     return fail(jsonrpc::kInvalidParams, "Unknown tool: " + SanitizeUtf8(name.substr(0, 128)));
   }
 
   auto call = std::make_shared<Call>();
+  call->scope = std::move(scope);
   call->run_id = run_id;
   call->id = m.id;
   call->key = m.id.dump();
@@ -300,13 +325,14 @@ void Session::StartToolCall(const jsonrpc::Message& m, std::shared_ptr<ReplyChan
       return fail(jsonrpc::kInvalidRequest, "Request id " + call->key + " is already in use");
     }
   }
-  if (Status st = server_.AuditToolCall(who, run_id, name, args.is_null() ? json::object() : args, "allowed");
+  if (Status st = server_.AuditToolCall(who, run_id, name, args.is_null() ? json::object() : args, "allowed",
+                                        {call->scope.traceparent, call->scope.tracestate});
       !st.ok()) {
     {
       std::lock_guard<std::mutex> lock(mu_);
       calls_.erase(call->key);
     }
-    json response = MakeResult(m.id, ToolErrorResult("E_AUDIT_UNAVAILABLE: the audit log cannot be written, so "
+    json response = ResultFor(*call, ToolErrorResult("E_AUDIT_UNAVAILABLE: the audit log cannot be written, so "
                                                       "airlock refuses to run tools (" + st.message() + ")"));
     reply->Finish(&response);
     return;
@@ -316,12 +342,12 @@ void Session::StartToolCall(const jsonrpc::Message& m, std::shared_ptr<ReplyChan
     self->RunToolCall(call, *tool, args);
   });
   if (!submitted) {
-    FinishCall(call, MakeResult(m.id, ToolErrorResult("Server busy: too many calls in progress; retry later.")));
+    FinishCall(call, ResultFor(*call, ToolErrorResult("Server busy: too many calls in progress; retry later.")));
   }
 }
 
 void Session::RunToolCall(const std::shared_ptr<Call>& call, Tool& tool, const json& args) {
-  CallContext ctx(*this, *call, protocol_version(), caller());
+  CallContext ctx(*this, *call);
   // Visible (and cancellable) to operators while it runs.
   RunTracker::Handle tracked = server_.runs().Begin(call->run_id, ctx.caller(), tool.name(), &call->cancel);
   StatusOr<json> result = tool.Call(args, ctx);
@@ -329,20 +355,28 @@ void Session::RunToolCall(const std::shared_ptr<Call>& call, Tool& tool, const j
     // The run's own status where the program ran (run_code), else ok/error
     // with the error code (run_tracker.h).
     tracked.SetOutcome(OutcomeOfToolResult(*result));
-    return FinishCall(call, MakeResult(call->id, std::move(*result)));
+    return FinishCall(call, ResultFor(*call, std::move(*result)));
   }
   tracked.SetOutcome({.status = "protocol_error", .error_code = result.status().code() == StatusCode::kInvalidArgument
                                                                     ? "invalid_params"
                                                                     : "internal_error"});
   const Status& st = result.status();
   if (st.code() != StatusCode::kInvalidArgument) {
-    return FinishCall(call, MakeError(call->id, jsonrpc::kInternalError, st.message()));
+    return FinishCall(call, ErrorFor(*call, jsonrpc::kInternalError, st.message()));
   }
   // SEP-1303: from 2025-11-25 input validation errors are tool errors.
-  if (protocol_version() >= std::string("2025-11-25")) {
-    return FinishCall(call, MakeResult(call->id, ToolErrorResult("Invalid arguments: " + st.message())));
+  if (call->scope.version >= std::string("2025-11-25")) {
+    return FinishCall(call, ResultFor(*call, ToolErrorResult("Invalid arguments: " + st.message())));
   }
-  FinishCall(call, MakeError(call->id, jsonrpc::kInvalidParams, st.message()));
+  FinishCall(call, ErrorFor(*call, jsonrpc::kInvalidParams, st.message()));
+}
+
+json Session::ResultFor(const Call& call, json result) const {
+  return call.scope.modern ? modern::CompleteResult(call.id, std::move(result)) : MakeResult(call.id, std::move(result));
+}
+
+json Session::ErrorFor(const Call& call, int code, const std::string& message) const {
+  return call.scope.modern ? modern::MakeError(call.id, code, message) : MakeError(call.id, code, message);
 }
 
 void Session::FinishCall(const std::shared_ptr<Call>& call, const json& response) {
@@ -367,6 +401,7 @@ void Session::FinishCall(const std::shared_ptr<Call>& call, const json& response
 
 bool Session::CancelRequest(const json& id) {
   if (!id.is_string() && !id.is_number_integer()) return false;
+  if (EndListen(id.dump())) return true;
   std::lock_guard<std::mutex> lock(mu_);
   auto it = calls_.find(id.dump());
   if (it == calls_.end() || it->second->done) return false;
@@ -376,6 +411,7 @@ bool Session::CancelRequest(const json& id) {
 }
 
 void Session::Close() {
+  EndListens();
   std::unique_lock<std::mutex> lock(mu_);
   closed_ = true;
   for (auto& [key, call] : calls_) {

@@ -1,6 +1,7 @@
 #include "mcp/stdio_transport.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -52,7 +53,7 @@ class LineWriter : public ReplyChannel {
 
 }  // namespace
 
-int ServeStdio(McpServer& server, int in_fd, int out_fd) {
+int ServeStdio(McpServer& server, int in_fd, int out_fd, int stop_fd) {
   ::signal(SIGPIPE, SIG_IGN);
   auto writer = std::make_shared<LineWriter>(out_fd);
   std::shared_ptr<Session> session = server.NewSession(writer);
@@ -63,6 +64,16 @@ int ServeStdio(McpServer& server, int in_fd, int out_fd) {
   char buf[65536];
   int rc = 0;
   for (;;) {
+    if (stop_fd >= 0) {
+      pollfd fds[2] = {{in_fd, POLLIN, 0}, {stop_fd, POLLIN, 0}};
+      if (::poll(fds, 2, -1) < 0 && errno != EINTR) {
+        std::fprintf(stderr, "airlock: poll stdin: %s\n", std::strerror(errno));
+        rc = 1;
+        break;
+      }
+      if (fds[1].revents != 0) break;  // asked to stop: as at EOF
+      if (fds[0].revents == 0) continue;
+    }
     ssize_t n = ::read(in_fd, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {

@@ -13,8 +13,10 @@
 
 namespace airlock::mcp {
 
-// Serves one session until EOF on `in_fd`. Does not close the fds.
-int ServeStdio(McpServer& server, int in_fd, int out_fd);
+// Serves one session until EOF on `in_fd`, or until `stop_fd` (if not -1;
+// e.g. a signalfd of SIGTERM) becomes readable: then it ends as at EOF.
+// Does not close the fds.
+int ServeStdio(McpServer& server, int in_fd, int out_fd, int stop_fd = -1);
 
 }  // namespace airlock::mcp
 

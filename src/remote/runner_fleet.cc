@@ -87,6 +87,7 @@ std::unique_ptr<runner::RunnerClient> RunnerFleet::MakeClient(const std::string&
                  .max_frame_bytes = options_.max_frame_bytes,
                  .connect_timeout = options_.connect_timeout};
   ro.spawn = [lo] { return ConnectRunnerHost(lo); };
+  ro.runner_host = address;
   return std::make_unique<runner::RunnerClient>(ro);
 }
 

@@ -169,8 +169,7 @@ Status RunnerClient::Start() {
   state_cv_.wait_until(lock, deadline, [&] { return state_ != State::kStarting; });
   if (state_ == State::kReady) return OkStatus();
   if (state_ == State::kStopped) return Unavailable("the runner client is stopped");
-  return Unavailable("the code runner process could not be started: " +
-                     (last_error_.empty() ? std::string("timed out") : last_error_));
+  return Unavailable(NotStartedPrefix() + ": " + (last_error_.empty() ? std::string("timed out") : last_error_));
 }
 
 void RunnerClient::Stop() {
@@ -412,11 +411,16 @@ std::shared_ptr<RunnerClient::Connection> RunnerClient::AwaitRunner(CancelToken*
 std::string RunnerClient::UnavailableMessage() const {
   std::lock_guard<std::mutex> lock(mu_);
   if (stopping_) return "airlock is shutting down; the run was not started";
-  if (state_ == State::kFailed) {
-    return "the code runner process could not be started (" + last_error_ +
-           "); the run was not started";
+  if (state_ == State::kFailed) return NotStartedPrefix() + " (" + last_error_ + "); the run was not started";
+  if (!options_.runner_host.empty()) {
+    return "the runner host " + options_.runner_host + " is not connected; the run was not started";
   }
-  return "the code runner process is not available; the run was not started";
+  return "the local code runner process is not available; the run was not started";
+}
+
+std::string RunnerClient::NotStartedPrefix() const {
+  if (!options_.runner_host.empty()) return "the runner host " + options_.runner_host + " is unreachable";
+  return "the local code runner process could not be started";
 }
 
 Status RunnerClient::Send(const std::shared_ptr<Connection>& conn,

@@ -61,6 +61,10 @@ struct RunnerClientOptions {
   size_t max_queue_per_caller = 0;       // queue places one caller may hold; 0: no per-caller limit
   // Starts a runner. Default: SpawnRunnerProcess("/proc/self/exe").
   std::function<StatusOr<SpawnedRunner>()> spawn;
+  // The runner host's address when `spawn` connects to one
+  // (remote/remote_link.h); empty: the local runner process. Error messages
+  // name which of the two could not be reached.
+  std::string runner_host;
   std::chrono::milliseconds start_timeout{10000};  // spawn until "hello"
   std::chrono::milliseconds cancel_grace{5000};    // cancel until "result"
   std::chrono::milliseconds languages_timeout{10000};
@@ -163,6 +167,9 @@ class RunnerClient : public RunnerBackend {
   // their slot limit (mu_ held).
   void AdmitQueuedLocked();
   std::string UnavailableMessage() const;
+  // "the runner host H is unreachable" or "the local code runner process
+  // could not be started" (options_.runner_host).
+  std::string NotStartedPrefix() const;
 
   const RunnerClientOptions options_;
   const size_t max_concurrent_;

@@ -38,6 +38,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 #include <thread>
 
 #include "jail/host.h"
@@ -52,6 +53,9 @@ struct JailPoolOptions {
   std::chrono::milliseconds idle_after{60'000};
   // How long a refill waits for the runs in flight to end (0: never waits).
   std::chrono::milliseconds refill_defer{50};
+  // Memory limits (MiB), besides each language's default, whose jails the
+  // executor pools (config pool.memory_mb); any other memory_mb runs cold.
+  std::vector<uint64_t> extra_memory_mb;
 };
 
 class JailPool {

@@ -250,6 +250,7 @@ RunResult LocalExecutor::Run(const RunRequest& request, const ProgressFn& progre
 
 void LocalExecutor::EnablePool(const JailPoolOptions& options, const std::vector<std::string>& warm, bool prestart) {
   prestart_ = prestart;
+  pooled_memory_mb_ = options.extra_memory_mb;
   pool_ = std::make_unique<JailPool>(*host_, options);
   for (const LanguageSpec& spec : languages_) {
     // "python" warms the native tier, "python:wasm" the WASM tier (a
@@ -318,10 +319,14 @@ RunResult LocalExecutor::RunInJail(const LanguageSpec& spec, const RunRequest& r
   // Refills wait while this run is in flight (jail_pool.h, "Quiet refills").
   const JailPool::ActiveRun active(pool_.get());
   const jail::JailConfig config = JailConfigFor(spec, memory_mb, limits_.workdir_bytes);
-  // Only configured shapes (the language's default limits) are pooled: a
-  // caller's own memory_mb runs cold, so unusual values can neither add pool
-  // shapes (and their metric series) nor take the pool's room from default runs.
-  const bool poolable = pool_ != nullptr && memory_mb == spec.default_memory_mb;
+  // Only configured shapes (the language's default limits and the memory
+  // limits of pool.memory_mb) are pooled: any other memory_mb runs cold, so
+  // unusual values can neither add pool shapes (and their metric series) nor
+  // take the pool's room from default runs.
+  const bool poolable =
+      pool_ != nullptr && (memory_mb == spec.default_memory_mb ||
+                           std::find(pooled_memory_mb_.begin(), pooled_memory_mb_.end(), memory_mb) !=
+                               pooled_memory_mb_.end());
   std::unique_ptr<jail::Jail> pooled;
   if (poolable && Prestarts(spec, bridge)) {
     pooled = pool_->Take(ShapeKey(spec, config) + "/prestarted", PrestartMaker(spec, config));

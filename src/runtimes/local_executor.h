@@ -124,6 +124,7 @@ class LocalExecutor : public CodeExecutor {
   // Open sessions by id; destroyed (their jails killed) before the reaper.
   std::mutex sessions_mu_;
   std::map<std::string, std::shared_ptr<SandboxSession>> sessions_;
+  std::vector<uint64_t> pooled_memory_mb_;  // JailPoolOptions::extra_memory_mb
   std::unique_ptr<JailPool> pool_;  // before nothing that uses it; destroyed first
   bool prestart_ = false;
   std::atomic<uint64_t> prestarted_runs_{0};

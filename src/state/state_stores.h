@@ -15,7 +15,7 @@
 //
 // With postgres, each Open connects (an unreachable database is an error
 // at once: Unavailable, naming the DSN without its password) and brings the
-// schema up to date (state/pg_migrations.h).
+// schema up to date (db/pg_migrations.h).
 #ifndef AIRLOCK_STATE_STATE_STORES_H_
 #define AIRLOCK_STATE_STATE_STORES_H_
 
@@ -27,7 +27,7 @@
 #include "base/status.h"
 #include "codetools/code_tool_store.h"
 #include "config/config.h"
-#include "state/pg_database.h"
+#include "db/pg_database.h"
 
 namespace airlock::state {
 

@@ -82,6 +82,11 @@ function writeConfig(name, marker) {
       everything: { command: process.execPath, args: [EVERYTHING_SERVER, 'stdio'], trusted: true, stderr: 'discard' },
       web: { url: `http://127.0.0.1:${web.port}/mcp`, headers: { Authorization: `Bearer ${BEARER_TOKEN}` }, trusted: true },
     },
+    // The cancellation tests look at a downstream server's counters (an
+    // execute) while another execute of the same caller waits on it: two
+    // runs of one caller at once, more than the fair share of a 2-core
+    // machine (docs/security.md, "Fair share of the runners").
+    server: { max_concurrent_runs_per_caller: 4 },
   };
   writeFileSync(file, JSON.stringify(config, null, 2));
   return file;

@@ -3,7 +3,7 @@
 // counters that move when the official MCP SDK client makes real runs.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -269,7 +269,7 @@ describe('operations: SIGHUP', () => {
         server.stderr());
       writeFileSync(config, '{"server": {"bogus": 1}}');
       server.proc.kill('SIGHUP');
-      assert.ok(await waitFor(() => /the configuration has errors, nothing changes/.test(server.stderr()), 5000), server.stderr());
+      assert.ok(await waitFor(() => /warning: SIGHUP: .*the configuration has errors, nothing changes/.test(server.stderr()), 5000), server.stderr());
       // Still serving, and still the same server.
       const c = await connectHttp(server.url);
       const r = await runCode(c.client, { language: 'bash', code: 'echo still' });
@@ -279,6 +279,71 @@ describe('operations: SIGHUP', () => {
     } finally {
       await server.stop();
       rmSync(tmp, { recursive: true, force: true });
+    }
+  });
+});
+
+// The children of `pid` (every thread's), and the cgroup directories whose
+// name starts with airlock-<pid> (the runner's cgroup parent and leaves,
+// jail/cgroup.cc), looked for a few levels below /sys/fs/cgroup.
+function childrenOf(pid) {
+  const out = [];
+  try {
+    for (const task of readdirSync(`/proc/${pid}/task`)) {
+      out.push(...readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').split(' ').filter(Boolean).map(Number));
+    }
+  } catch {
+    // gone
+  }
+  return out;
+}
+function airlockCgroupsOf(pid, dir = '/sys/fs/cgroup', depth = 0, found = []) {
+  let entries = [];
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return found;
+  }
+  for (const e of entries) {
+    if (!e.isDirectory()) continue;
+    const p = path.join(dir, e.name);
+    if (e.name === `airlock-${pid}` || e.name.startsWith(`airlock-${pid}-`)) found.push(p);
+    else if (depth < 5) airlockCgroupsOf(pid, p, depth + 1, found);
+  }
+  return found;
+}
+const isLive = (pid) => {
+  try {
+    return !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  } catch {
+    return false;
+  }
+};
+
+describe('operations: SIGTERM over stdio', () => {
+  it('stops the runner cleanly: no cgroup directory of it is left', async () => {
+    const c = await connectStdio();
+    try {
+      const r = await runCode(c.client, { language: 'bash', code: 'echo hi' });
+      assert.equal(r.structuredContent.stdout, 'hi\n');
+      const server = c.transport.pid;
+      const runner = childrenOf(server).find((p) => {
+        try {
+          return readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0').includes('runner');
+        } catch {
+          return false;
+        }
+      });
+      assert.ok(runner, `no runner child of airlock serve ${server}`);
+      const cgroups = airlockCgroupsOf(runner);
+      assert.ok(cgroups.length > 0, `the runner ${runner} made no cgroup directory to check`);
+      process.kill(server, 'SIGTERM');
+      assert.ok(await waitFor(() => !isLive(server) && !isLive(runner), 15000), c.stderr());
+      assert.match(c.stderr(), /airlock: Terminated: stopping/);
+      const left = airlockCgroupsOf(runner);
+      assert.deepEqual(left, [], `left behind: ${left.join(', ')}\n${c.stderr()}`);
+    } finally {
+      await c.close().catch(() => {});
     }
   });
 });

@@ -68,3 +68,34 @@ describe('output files: total cap and hints', () => {
     assert.match(text, /not requested: plot\.png/);
   });
 });
+
+// The official SDK's stdio transport drops the connection on a message over
+// 10 MiB; file bytes appear twice in a result. With the in-jail total cap
+// raised, the reply budget (9 MiB) keeps the result readable by the SDK.
+describe('output files: the reply stays under the SDK stdio limit', () => {
+  let conn;
+  before(async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'airlock-outfiles-'));
+    const config = path.join(dir, 'config.json');
+    writeFileSync(config, JSON.stringify({ limits: { max_output_files_total_bytes: 8 << 20 } }));
+    conn = await connectStdio({ args: ['--config', config] });
+  });
+  after(async () => { await conn?.close(); });
+
+  it('four 1.5 MiB random files: the connection holds, the files that do not fit are named', async () => {
+    const code = "import os\nfor i in range(4):\n    open(f'f{i}.bin', 'wb').write(os.urandom(1536 * 1024))\n";
+    const r = await runCode(conn.client, { language: 'python', code, output_files: ['*.bin'], timeout_ms: 30000 });
+    const sc = r.structuredContent;
+    assert.equal(sc.status, 'ok', JSON.stringify(sc).slice(0, 500));
+    const bytes = JSON.stringify(r).length;
+    assert.ok(bytes <= 9 << 20, `reply of ${bytes} bytes`);
+    assert.ok(sc.files.length >= 1, 'at least one file fits');
+    assert.equal(sc.files.length + sc.files_skipped.length, 4);
+    assert.ok(sc.files_skipped.length >= 1, 'four 1.5 MiB files (~16 MiB in the reply) cannot all fit');
+    for (const s of sc.files_skipped) assert.equal(s.reason, 'max_reply_bytes');
+    assert.equal(sc.files_truncated, true);
+    // The connection still works.
+    const again = await runCode(conn.client, { language: 'bash', code: 'echo still-here', timeout_ms: 30000 });
+    assert.equal(again.structuredContent.stdout, 'still-here\n');
+  });
+});

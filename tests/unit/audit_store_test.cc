@@ -28,7 +28,7 @@
 #include "audit/redaction.h"
 #include "audit/sqlite_audit_store.h"
 #include "pg_test_server.h"
-#include "state/pg_database.h"
+#include "db/pg_database.h"
 
 namespace airlock::audit {
 namespace {

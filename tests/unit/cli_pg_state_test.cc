@@ -27,7 +27,7 @@
 
 #include "codetools/pg_code_tool_store.h"
 #include "pg_test_server.h"
-#include "state/pg_database.h"
+#include "db/pg_database.h"
 
 namespace airlock {
 namespace {

@@ -26,7 +26,7 @@
 #include "codetools/sqlite_code_tool_store.h"
 #include "codetools/version_diff.h"
 #include "pg_test_server.h"
-#include "state/pg_database.h"
+#include "db/pg_database.h"
 
 namespace airlock::codetools {
 namespace {

@@ -4,6 +4,7 @@
 #include "mcp/connection_lobby.h"
 
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -11,6 +12,7 @@
 #include <condition_variable>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace airlock::mcp {
@@ -34,6 +36,23 @@ class LobbyTest : public ::testing::Test {
     EXPECT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
     lobby_->Add(sv[0], /*kept_alive=*/false);
     return sv[1];
+  }
+  // A TCP loopback connection (the lobby gets the accepted end): closing a
+  // TCP socket with unread input resets it, which a socketpair does not.
+  int ConnectTcp() {
+    const int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    EXPECT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    EXPECT_EQ(listen(listener, 1), 0);
+    EXPECT_EQ(getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+    const int client = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    EXPECT_EQ(connect(client, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    lobby_->Add(accept4(listener, nullptr, nullptr, SOCK_CLOEXEC), /*kept_alive=*/false);
+    close(listener);
+    return client;
   }
   void Send(int fd, const std::string& s) { ASSERT_EQ(write(fd, s.data(), s.size()), static_cast<ssize_t>(s.size())); }
   // What the lobby wrote before closing (waits for EOF, up to 10 s).
@@ -123,6 +142,34 @@ TEST_F(LobbyTest, OversizedChunkedAndMalformedBodiesAreRefused) {
   EXPECT_TRUE(WaitReady(0).empty());
   EXPECT_EQ(lobby_->refused(), 4u);
   for (int fd : {big, huge, chunked, bad}) close(fd);
+}
+
+TEST_F(LobbyTest, AnOversizedHeaderGets431BeforeTheConnectionCloses) {
+  Start({});
+  std::string fields;
+  while (fields.size() < (100 << 10)) fields += "X-Filler-" + std::to_string(fields.size()) + ": " + std::string(100, 'a') + "\r\n";
+  const int whole = ConnectTcp();    // 100 KiB of header fields, each short
+  const int one_line = ConnectTcp();  // one 20 KiB field
+  // Sent from threads: the lobby may answer and close before all is sent.
+  std::thread send_whole([&] {
+    const std::string r = "GET /mcp HTTP/1.1\r\nHost: x\r\n" + fields + "\r\n";
+    [[maybe_unused]] ssize_t n = send(whole, r.data(), r.size(), MSG_NOSIGNAL);
+  });
+  std::thread send_line([&] {
+    const std::string r = "GET /mcp HTTP/1.1\r\nX-Big: " + std::string(20 << 10, 'b') + "\r\n\r\n";
+    [[maybe_unused]] ssize_t n = send(one_line, r.data(), r.size(), MSG_NOSIGNAL);
+  });
+  EXPECT_EQ(Answer(whole).rfind("HTTP/1.1 431 Request Header Fields Too Large\r\n", 0), 0u);
+  EXPECT_EQ(Answer(one_line).rfind("HTTP/1.1 431", 0), 0u);
+  send_whole.join();
+  send_line.join();
+  EXPECT_TRUE(WaitReady(0).empty());
+  EXPECT_EQ(lobby_->refused(), 2u);
+  // Many fields under the limits together still reach the server.
+  const int fine = ConnectTcp();
+  Send(fine, "GET /mcp HTTP/1.1\r\nHost: x\r\n" + fields.substr(0, fields.rfind("\r\n", 40 << 10) + 2) + "\r\n");
+  EXPECT_EQ(WaitReady(1).size(), 1u);
+  for (int fd : {whole, one_line, fine}) close(fd);
 }
 
 TEST_F(LobbyTest, Expect100ContinueIsAnsweredBeforeTheBody) {

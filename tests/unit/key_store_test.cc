@@ -26,7 +26,7 @@
 #include "auth/pg_key_store.h"
 #include "base/encoding.h"
 #include "pg_test_server.h"
-#include "state/pg_database.h"
+#include "db/pg_database.h"
 
 namespace airlock::auth {
 namespace {
@@ -227,7 +227,7 @@ TEST_P(KeyStoreTest, CliCreatesListsAndRevokes) {
     EXPECT_EQ(rc, 2) << "--file does not go with a postgres config";
   }
   int rc = 0;
-  std::string secret = Sh(airlock + "create" + where + " --user erin --role viewer 2>/dev/null", &rc);
+  std::string secret = Sh(airlock + "create" + where + " --user erin --role reader 2>/dev/null", &rc);
   ASSERT_EQ(rc, 0);
   while (!secret.empty() && secret.back() == '\n') secret.pop_back();
   auto store = OpenStore();

@@ -1,6 +1,6 @@
 // PostgreSQL groundwork (issue 22): the test server (tests/pg/pg_server.sh,
 // PgTestServer), state::PgDatabase (DSNs, errors, reconnecting, the pool)
-// and the versioned schema migrations (state/pg_migrations.h).
+// and the versioned schema migrations (db/pg_migrations.h).
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -23,8 +23,8 @@
 
 #include "audit/pg_audit_store.h"
 #include "pg_test_server.h"
-#include "state/pg_database.h"
-#include "state/pg_migrations.h"
+#include "db/pg_database.h"
+#include "db/pg_migrations.h"
 
 namespace airlock::testing {
 namespace {

@@ -24,9 +24,22 @@
 namespace airlock::selftest {
 namespace {
 
+// The memory limits the cases ask for: configured pool shapes (config
+// pool.memory_mb), as an operator would list them.
+std::vector<uint64_t> CaseMemoryShapes() {
+  std::vector<uint64_t> shapes;
+  for (const SelftestCase& c : ContainmentCases()) {
+    if (c.memory_mb != 0 && std::find(shapes.begin(), shapes.end(), c.memory_mb) == shapes.end()) {
+      shapes.push_back(c.memory_mb);
+    }
+  }
+  return shapes;
+}
+
 // Every shape keeps one ready jail once used.
 ContainmentEnv& PooledEnv() {
-  static ContainmentEnv env(runtimes::JailPoolOptions{.max_per_shape = 1, .min_per_shape = 1, .max_total = 64});
+  static ContainmentEnv env(runtimes::JailPoolOptions{
+      .max_per_shape = 1, .min_per_shape = 1, .max_total = 64, .extra_memory_mb = CaseMemoryShapes()});
   return env;
 }
 

@@ -432,6 +432,23 @@ TEST_F(RemoteRunnerTest, FleetLosesOneHostOnlyItsRunsFailAndNewRunsGoElsewhere) 
   fleet.Stop();
 }
 
+TEST_F(RemoteRunnerTest, ASessionWhoseHostDiedFailsNamingTheHostNotALocalProcess) {
+  auto a = std::make_unique<Host>(SharedPki().Files("ca1", "ca1-server"));
+  const std::string address = a->address;
+  RunnerFleet fleet(FleetFor({address}));
+  ASSERT_TRUE(fleet.Start().ok());
+  ASSERT_TRUE(fleet.OpenSession({.id = "s_1", .language = "python"}).ok());
+  a.reset();  // the runner host dies
+  CancelToken none;
+  RunRequest cell = Req("c");
+  cell.session_id = "s_1";
+  RunResult r = fleet.Run(cell, nullptr, none);
+  EXPECT_EQ(r.error_code, "runner_unavailable") << r.message;
+  EXPECT_NE(r.message.find("runner host " + address), std::string::npos) << r.message;
+  EXPECT_EQ(r.message.find("process"), std::string::npos) << r.message;
+  fleet.Stop();
+}
+
 TEST_F(RemoteRunnerTest, FleetWithNoHostRefusesAndNeverRunsLocally) {
   RunnerFleet fleet(FleetFor({"127.0.0.1:1"}));  // nothing listens there
   EXPECT_FALSE(fleet.Start().ok());

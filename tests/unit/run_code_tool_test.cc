@@ -1,9 +1,12 @@
-// run_code's definition (description, input schema) and its argument check.
+// run_code's definition (description, input schema), its argument check,
+// and the run row of a run that could not start.
 #include <gtest/gtest.h>
 
 #include "config/config.h"
+#include "mcp/tools/languages.h"
 #include "mcp/tools/run_code_args.h"
 #include "mcp/tools/run_code_tool.h"
+#include "test_audit_log.h"
 
 namespace airlock::mcp {
 namespace {
@@ -44,6 +47,62 @@ TEST(RunCodeToolTest, WithoutSessionLanguageIsStillRequiredAndTheErrorNamesIt) {
   EXPECT_TRUE(ParseRunCodeArguments({{"language", "python"}, {"code", "print(1)"}}, Python(), config::LimitsConfig(),
                                     TierRule{})
                   .ok());
+}
+
+// An executor with no runner: no languages, and Health() says why.
+class NoRunnerExecutor : public runtimes::CodeExecutor {
+ public:
+  runtimes::RunResult Run(const runtimes::RunRequest& request, const runtimes::ProgressFn&, CancelToken&,
+                          runtimes::BridgeHandler*) override {
+    ++runs;
+    return runtimes::InternalErrorResult(request.language, "runner_unavailable", "no");
+  }
+  std::vector<runtimes::LanguageInfo> Languages() override { return {}; }
+  nlohmann::json Health() override { return {{"up", false}, {"error", "the runner host is gone"}}; }
+  int runs = 0;
+};
+
+class FakeContext : public ToolCallContext {
+ public:
+  void Progress(double, std::optional<double>, const std::string&) override {}
+  void Log(LogLevel, const std::string&) override {}
+  CancelToken& cancel() override { return cancel_; }
+  const std::string& protocol_version() const override { return version_; }
+  const governance::Caller& caller() const override { return caller_; }
+  const std::string& run_id() const override { return run_id_; }
+
+ private:
+  CancelToken cancel_;
+  std::string version_ = "2025-11-25";
+  governance::Caller caller_{.user = "alice", .role = "dev", .auth = "stdio"};
+  std::string run_id_ = "r_refused";
+};
+
+TEST(RunCodeToolTest, ARunRefusedForWantOfARunnerStillGetsItsRunRow) {
+  tests::TempAuditLog audit("run_code_refused");
+  ASSERT_NE(audit.get(), nullptr);
+  NoRunnerExecutor executor;
+  config::Config config;
+  LanguageCatalog catalog(executor, config);
+  RunCodeTool tool(catalog, audit.get());
+  FakeContext ctx;
+  StatusOr<nlohmann::json> out = tool.Call({{"language", "python"}, {"code", "print(1)"}}, ctx);
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  EXPECT_TRUE(out->value("isError", false));
+  EXPECT_EQ(executor.runs, 0);
+  auto rows = audit.get()->store()->Query({});
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  std::vector<audit::RunRecord> runs;
+  for (const audit::AuditRow& r : *rows) {
+    if (r.run() != nullptr) runs.push_back(*r.run());
+  }
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].run_id, "r_refused");
+  EXPECT_EQ(runs[0].status, "ERROR");
+  EXPECT_EQ(runs[0].kind, "run_code");
+  EXPECT_EQ(runs[0].language, "python");
+  EXPECT_EQ(runs[0].code, "print(1)");
+  EXPECT_EQ(runs[0].user, "alice");
 }
 
 }  // namespace

@@ -745,7 +745,7 @@ TEST(RunnerClientTest, SpawnFailureMeansRunnerUnavailableAndNothingRuns) {
   EXPECT_LT(MsSince(start), 500);  // refused, not hung
   EXPECT_EQ(r.status, RunStatus::kInternalError);
   EXPECT_EQ(r.error_code, "runner_unavailable");
-  EXPECT_NE(r.message.find("could not be started (no runner for you)"), std::string::npos)
+  EXPECT_NE(r.message.find("the local code runner process could not be started (no runner for you)"), std::string::npos)
       << r.message;
   EXPECT_TRUE(r.stdout_text.empty());  // nothing ran in-process
   EXPECT_TRUE(log.phases().empty());

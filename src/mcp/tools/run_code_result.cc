@@ -77,7 +77,90 @@ std::string RunResultText(const runtimes::RunResult& r) {
   return out;
 }
 
-json BuildRunCodeResult(const runtimes::RunResult& r) {
+namespace {
+
+// Bytes `s` takes as a JSON string (quotes included), as nlohmann::json
+// writes it (UTF-8 kept, control characters escaped).
+size_t JsonStringBytes(const std::string& s) {
+  size_t n = 2;
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\' || c == '\n' || c == '\t' || c == '\r' || c == '\b' || c == '\f') {
+      n += 2;
+    } else if (c < 0x20) {
+      n += 6;
+    } else {
+      n += 1;
+    }
+  }
+  return n;
+}
+
+bool IsTextFile(const runtimes::OutputFile& f) {
+  return IsValidUtf8(f.content) && f.content.find('\0') == std::string::npos;
+}
+
+// What one output file adds to a result: its content in structuredContent
+// and again in a content block, plus the fields around them.
+size_t FileReplyBytes(const runtimes::OutputFile& f) {
+  const size_t encoded = IsTextFile(f) ? JsonStringBytes(f.content) : (f.content.size() + 2) / 3 * 4 + 2;
+  return 2 * encoded + 2 * JsonStringBytes(f.name) + 512;
+}
+
+// Cuts `text` to about half at a UTF-8 character boundary.
+void Halve(std::string* text) {
+  size_t keep = text->size() / 2;
+  while (keep > 0 && (static_cast<unsigned char>((*text)[keep]) & 0xC0) == 0x80) --keep;
+  text->resize(keep);
+}
+
+}  // namespace
+
+runtimes::RunResult FitToReplyBudget(runtimes::RunResult r, size_t max_bytes) {
+  // A cheap upper bound first: most results are far below the budget.
+  size_t bound = (r.stdout_text.size() + r.stderr_text.size() + r.compile_output.size() + r.message.size()) * 12 +
+                 (64u << 10);
+  for (const runtimes::OutputFile& f : r.files) bound += f.content.size() * 12 + f.name.size() * 12 + 512;
+  for (const runtimes::FileNotice& f : r.files_left) bound += f.name.size() * 12 + 128;
+  for (const runtimes::FileNotice& f : r.files_skipped) bound += f.name.size() * 12 + 128;
+  for (const std::string& n : r.notes) bound += n.size() * 12 + 16;
+  if (bound <= max_bytes) return r;
+  std::vector<runtimes::OutputFile> files = std::move(r.files);
+  r.files.clear();
+  auto rest_bytes = [&] { return JsonStringBytes(RunResultText(r)) + runtimes::ToJson(r).dump().size() + 1024; };
+  size_t rest = rest_bytes();
+  for (int round = 0; rest > max_bytes && round < 64; ++round) {
+    std::string* longest = &r.stdout_text;
+    bool* flag = &r.stdout_truncated;
+    if (r.stderr_text.size() > longest->size()) longest = &r.stderr_text, flag = &r.stderr_truncated;
+    if (r.compile_output.size() > longest->size()) longest = &r.compile_output, flag = &r.compile_output_truncated;
+    if (longest->empty()) break;
+    Halve(longest);
+    *flag = true;
+    if (round == 0) r.notes.push_back("output was cut to keep the result under " + ExactBytes(max_bytes));
+    rest = rest_bytes();
+  }
+  size_t used = rest;
+  bool dropped = false;
+  for (runtimes::OutputFile& f : files) {
+    const size_t cost = FileReplyBytes(f);
+    if (used + cost <= max_bytes) {
+      used += cost;
+      r.files.push_back(std::move(f));
+    } else {
+      r.files_skipped.push_back({f.name, f.size, "max_reply_bytes"});
+      dropped = true;
+    }
+  }
+  if (dropped) {
+    r.files_truncated = true;
+    r.notes.push_back("some output files were left out to keep the result under " + ExactBytes(max_bytes) +
+                      " (see files_skipped)");
+  }
+  return r;
+}
+
+json BuildRunCodeResult(const runtimes::RunResult& unfitted) {
+  const runtimes::RunResult r = FitToReplyBudget(unfitted, kMaxToolResultBytes);
   json content = json::array();
   content.push_back({{"type", "text"}, {"text", RunResultText(r)}});
   for (const runtimes::OutputFile& f : r.files) {
@@ -87,7 +170,7 @@ json BuildRunCodeResult(const runtimes::RunResult& r) {
       continue;
     }
     json resource = {{"uri", WorkFileUri(f.name)}, {"mimeType", mime}};
-    if (IsValidUtf8(f.content) && f.content.find('\0') == std::string::npos) {
+    if (IsTextFile(f)) {
       resource["text"] = f.content;
     } else {
       resource["blob"] = Base64Encode(f.content);

@@ -293,8 +293,24 @@ StatusOr<json> RunCodeTool::Call(const json& arguments, ToolCallContext& ctx) {
     const std::string why = error != health.end() && error->is_string() && !error->get<std::string>().empty()
                                 ? error->get<std::string>()
                                 : "none answered";
-    return RefusedResult(lang, "runner_unavailable",
-                         "no code runner is available right now (" + why + "); the run was not started");
+    const std::string message = "no code runner is available right now (" + why + "); the run was not started";
+    // A run that could not start is still a run: it gets its run row
+    // (ERROR), like one the runner refuses once the languages are known.
+    runtimes::RunRequest refused;
+    refused.language = lang;
+    if (arguments.is_object() && arguments.contains("code") && arguments["code"].is_string()) {
+      refused.code = arguments["code"].get<std::string>();
+    }
+    refused.timeout_ms = catalog_.limits().default_timeout_ms;
+    refused.memory_mb = catalog_.limits().default_memory_mb;
+    const int64_t now_ms = audit::NowMs();
+    if (Status st = AuditRun(refused, runtimes::InternalErrorResult(lang, "runner_unavailable", message), ctx,
+                             now_ms, "run_code");
+        !st.ok()) {
+      return ToolErrorResult("E_AUDIT_UNAVAILABLE: the run could not start and its audit record could not be "
+                             "written: " + st.message());
+    }
+    return RefusedResult(lang, "runner_unavailable", message);
   }
   StatusOr<runtimes::RunRequest> request = ParseRunCodeArguments(
       arguments, languages, catalog_.limits(),

@@ -27,8 +27,8 @@
 // holding a lock cannot stall the others for ever.
 //
 // All methods are thread-safe.
-#ifndef AIRLOCK_STATE_PG_DATABASE_H_
-#define AIRLOCK_STATE_PG_DATABASE_H_
+#ifndef AIRLOCK_DB_PG_DATABASE_H_
+#define AIRLOCK_DB_PG_DATABASE_H_
 
 #include <condition_variable>
 #include <cstddef>
@@ -121,4 +121,4 @@ inline bool HasNul(std::string_view s) { return s.find('\0') != std::string_view
 
 }  // namespace airlock::state
 
-#endif  // AIRLOCK_STATE_PG_DATABASE_H_
+#endif  // AIRLOCK_DB_PG_DATABASE_H_

@@ -1,4 +1,4 @@
-#include "state/pg_migrations.h"
+#include "db/pg_migrations.h"
 
 #include <map>
 #include <utility>

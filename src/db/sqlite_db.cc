@@ -1,4 +1,4 @@
-#include "audit/sqlite_db.h"
+#include "db/sqlite_db.h"
 
 namespace airlock::audit {
 

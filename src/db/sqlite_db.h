@@ -11,8 +11,8 @@
 //   st.Reset();                       // ready to bind and step again
 //
 // Statements must not outlive their connection (declare the SqliteDb first).
-#ifndef AIRLOCK_AUDIT_SQLITE_DB_H_
-#define AIRLOCK_AUDIT_SQLITE_DB_H_
+#ifndef AIRLOCK_DB_SQLITE_DB_H_
+#define AIRLOCK_DB_SQLITE_DB_H_
 
 #include <sqlite3.h>
 
@@ -82,4 +82,4 @@ class SqliteDb {
 
 }  // namespace airlock::audit
 
-#endif  // AIRLOCK_AUDIT_SQLITE_DB_H_
+#endif  // AIRLOCK_DB_SQLITE_DB_H_

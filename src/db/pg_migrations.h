@@ -19,15 +19,15 @@
 // The tables are created unqualified, in the first schema of the
 // connection's search_path (public, or e.g. "options=-csearch_path=airlock"
 // in the DSN).
-#ifndef AIRLOCK_STATE_PG_MIGRATIONS_H_
-#define AIRLOCK_STATE_PG_MIGRATIONS_H_
+#ifndef AIRLOCK_DB_PG_MIGRATIONS_H_
+#define AIRLOCK_DB_PG_MIGRATIONS_H_
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "base/status.h"
-#include "state/pg_database.h"
+#include "db/pg_database.h"
 
 namespace airlock::state {
 
@@ -63,4 +63,4 @@ Status CheckPgSchema(PgDatabase& db, int needed);
 
 }  // namespace airlock::state
 
-#endif  // AIRLOCK_STATE_PG_MIGRATIONS_H_
+#endif  // AIRLOCK_DB_PG_MIGRATIONS_H_

@@ -1,4 +1,4 @@
-#include "state/pg_database.h"
+#include "db/pg_database.h"
 
 #include <cctype>
 #include <regex>

@@ -1,0 +1,139 @@
+#!/bin/bash
+# Builds airlock's OCI image from Debian packages only (no registry pull):
+# a minimal Debian 12 root made by mmdebstrap, airlock's own .deb installed in
+# it, the WASM tier's interpreters copied in, then `podman import` with the
+# image config (entrypoint, labels, user). docs/deploy.md#the-image.
+#
+#   packaging/oci/build.sh [--deb PATH] [--tag NAME:TAG] [--science] [--keep-rootfs DIR]
+#
+# --deb      the package to install (default: build/airlock_<version>_amd64.deb,
+#            built through the shared build lock if missing)
+# --tag      image name (default: airlock:<version of the .deb>)
+# --science  also install python3-matplotlib (the rest of the package's
+#            Recommends) and the Recommends of everything; numpy and pandas are
+#            always in (airlock selftest expects them, models reach for them)
+# --keep-rootfs DIR  leave the root filesystem in DIR (for inspection)
+#
+# Environment: AIRLOCK_WASM_CACHE_SRC (default /var/cache/airlock/wasm, what
+# scripts/setup.sh builds); AIRLOCK_BUILD_DIR (default <repo>/build).
+# Prints the image's size and the biggest packages at the end.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+build_dir="${AIRLOCK_BUILD_DIR:-$repo/build}"
+wasm_src="${AIRLOCK_WASM_CACHE_SRC:-/var/cache/airlock/wasm}"
+deb=""
+tag=""
+science=0
+keep=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --deb) deb="$2"; shift 2 ;;
+    --tag) tag="$2"; shift 2 ;;
+    --science) science=1; shift ;;
+    --keep-rootfs) keep="$2"; shift 2 ;;
+    *) echo "usage: $0 [--deb PATH] [--tag NAME:TAG] [--science] [--keep-rootfs DIR]" >&2; exit 2 ;;
+  esac
+done
+
+for tool in mmdebstrap podman dpkg-deb; do
+  command -v "$tool" >/dev/null || { echo "build.sh: $tool is missing (scripts/setup.sh installs it)" >&2; exit 1; }
+done
+[ "$(id -u)" = 0 ] || { echo "build.sh: run as root (mmdebstrap --mode=root, podman import)" >&2; exit 1; }
+
+if [ -z "$deb" ]; then
+  deb="$(ls "$build_dir"/airlock_*_amd64.deb 2>/dev/null | head -1 || true)"
+  if [ -z "$deb" ]; then
+    echo "build.sh: no .deb in $build_dir; building the package target (under /tmp/airlock-build.lock)" >&2
+    flock /tmp/airlock-build.lock cmake --build "$build_dir" --target package >&2
+    deb="$(ls "$build_dir"/airlock_*_amd64.deb | head -1)"
+  fi
+fi
+[ -f "$deb" ] || { echo "build.sh: $deb: no such package" >&2; exit 1; }
+version="$(dpkg-deb -f "$deb" Version)"
+tag="${tag:-airlock:$version}"
+deb_sha="$(sha256sum "$deb" | cut -d' ' -f1)"
+# What tests/oci/image_test.sh keys its cached image by: this .deb and this script.
+build_key="$(cat "$deb" "${BASH_SOURCE[0]}" | sha256sum | cut -d' ' -f1)"
+server_name="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["name"])' "$repo/server.json")"
+description="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["description"])' "$repo/server.json")"
+
+work="$(mktemp -d /tmp/airlock-oci.XXXXXX)"
+cleanup() { rm -rf "$work"; }
+trap cleanup EXIT
+cp "$deb" "$work/airlock.deb"
+root="$work/root"
+
+# The package's runtime Depends that are language runtimes come with it
+# (apt resolves them when the .deb is installed). Besides: numpy and pandas
+# (two of its three Recommends; matplotlib only with --science: it pulls fonts
+# and GUI toolkits' data), ca-certificates for code that fetches over TLS when
+# a policy allows network, and tini as PID 1 (reaps, forwards signals, and
+# keeps airlock off PID 1, where selftest's "signal the supervisor" probe
+# cannot tell the jail's init from it).
+include="ca-certificates,tini,python3-numpy,python3-pandas"
+apt_opts="--no-install-recommends"
+[ "$science" = 1 ] && apt_opts="--install-recommends"
+
+# Trim: no docs (but copyrights and airlock's own), no man pages, no locales
+# but C, no apt lists or caches (mmdebstrap removes those itself).
+dpkgopts=(
+  --dpkgopt='path-exclude=/usr/share/doc/*'
+  --dpkgopt='path-include=/usr/share/doc/*/copyright'
+  --dpkgopt='path-include=/usr/share/doc/airlock/*'
+  --dpkgopt='path-exclude=/usr/share/man/*'
+  --dpkgopt='path-exclude=/usr/share/info/*'
+  --dpkgopt='path-exclude=/usr/share/locale/*'
+  --dpkgopt='path-exclude=/usr/share/lintian/*'
+  --dpkgopt='path-exclude=/usr/share/ri/*'
+)
+
+echo "build.sh: mmdebstrap bookworm (minbase) + $(basename "$deb") -> $tag" >&2
+mmdebstrap --mode=root --variant=minbase --format=directory \
+  --include="$include" "${dpkgopts[@]}" \
+  --customize-hook="copy-in '$work/airlock.deb' /tmp" \
+  --customize-hook="chroot \"\$1\" env DEBIAN_FRONTEND=noninteractive apt-get install -y $apt_opts /tmp/airlock.deb" \
+  --customize-hook='rm -f "$1/tmp/airlock.deb"' \
+  --customize-hook='chroot "$1" groupadd --gid 65532 airlock' \
+  --customize-hook='chroot "$1" useradd --uid 65532 --gid 65532 --home-dir /nonexistent --no-create-home --shell /usr/sbin/nologin airlock' \
+  --customize-hook='chroot "$1" apt-get clean' \
+  --customize-hook='rm -rf "$1"/var/lib/apt/lists/* "$1"/var/cache/debconf/*-old "$1"/var/log/*.log "$1"/var/log/apt/* "$1"/usr/share/doc/airlock/docs/console' \
+  bookworm "$root" >&2
+
+# The WASM tier's interpreters, where airlock looks for them
+# (src/runtimes/wasm_languages.cc: $AIRLOCK_WASM_CACHE, else
+# /var/cache/airlock/wasm). Without them the image still runs the native tier.
+if [ -d "$wasm_src/python" ] && [ -d "$wasm_src/ruby" ]; then
+  mkdir -p "$root/var/cache/airlock/wasm"
+  (cd "$wasm_src" && tar -c --exclude='*.log' .) | tar -x -C "$root/var/cache/airlock/wasm"
+else
+  echo "build.sh: WARNING: no WASM interpreters in $wasm_src (scripts/setup.sh builds them); the image's WASM tier has JavaScript only" >&2
+fi
+
+echo "build.sh: root filesystem $(du -sh "$root" | cut -f1); biggest packages (KiB):" >&2
+dpkg-query --admindir="$root/var/lib/dpkg" -W -f='${Installed-Size}\t${Package}\n' | sort -rn | head -15 >&2
+echo "build.sh: WASM cache $(du -sh "$root/var/cache/airlock/wasm" 2>/dev/null | cut -f1)" >&2
+
+created="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+tar -C "$root" --numeric-owner -c . | podman import \
+  --change 'ENTRYPOINT ["/usr/bin/tini", "--", "/usr/bin/airlock"]' \
+  --change 'CMD ["serve"]' \
+  --change 'WORKDIR /' \
+  --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+  --change 'EXPOSE 8787' \
+  --change "LABEL org.opencontainers.image.title=airlock" \
+  --change "LABEL org.opencontainers.image.description=\"$description\"" \
+  --change "LABEL org.opencontainers.image.version=$version" \
+  --change "LABEL org.opencontainers.image.source=https://github.com/airlock/airlock" \
+  --change "LABEL org.opencontainers.image.licenses=NOASSERTION" \
+  --change "LABEL org.opencontainers.image.created=$created" \
+  --change "LABEL org.opencontainers.image.base.name=debian:bookworm(mmdebstrap)" \
+  --change "LABEL io.modelcontextprotocol.server.name=$server_name" \
+  --change "LABEL io.airlock.deb.sha256=$deb_sha" \
+  --change "LABEL io.airlock.build.key=$build_key" \
+  - "$tag" >&2
+
+if [ -n "$keep" ]; then rm -rf "$keep"; mv "$root" "$keep"; fi
+echo "build.sh: built $tag ($(podman image inspect --format '{{.Size}}' "$tag") bytes)" >&2
+echo "$tag"
