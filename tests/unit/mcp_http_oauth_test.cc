@@ -8,6 +8,7 @@
 #include "auth/oauth/oauth_authenticator.h"
 #include "auth/oauth/resource_metadata.h"
 #include "mcp/http_transport.h"
+#include "mcp_http_test_util.h"
 #include "mcp_test_util.h"
 #include "oauth_test_keys.h"
 
@@ -34,9 +35,6 @@ class McpHttpOAuthTest : public ::testing::Test {
           return Unavailable("404");
         });
     HttpOptions o;
-    o.host = "127.0.0.1";
-    o.port = 0;
-    o.heartbeat_ms = 100;
     o.authenticate = [](std::string_view token) -> std::optional<governance::Caller> {
       if (token == "alk_good") return governance::Caller{.user = "alice", .role = "reader", .auth = "api_key"};
       return std::nullopt;
@@ -48,10 +46,7 @@ class McpHttpOAuthTest : public ::testing::Test {
       return AuthOutcome{.caller = d.caller, .status = d.status, .challenge = d.challenge, .message = d.message};
     };
     server_ = std::make_unique<McpServer>(config::DefaultConfig(), executor_);
-    http_ = std::make_unique<HttpTransport>(*server_, o);
-    ASSERT_TRUE(http_->Start().ok());
-    client_ = std::make_unique<httplib::Client>("127.0.0.1", http_->port());
-    client_->set_read_timeout(10);
+    ASSERT_TRUE(testing::StartTestHttpFront(*server_, std::move(o), &http_, &client_).ok());
   }
   void TearDown() override { http_->Stop(); }
 

@@ -13,6 +13,7 @@
 
 #include "base/unique_fd.h"
 #include "mcp/http_transport.h"
+#include "mcp_http_test_util.h"
 #include "mcp_test_util.h"
 
 namespace airlock::mcp {
@@ -29,15 +30,9 @@ const httplib::Headers kAccept = {{"Accept", "application/json, text/event-strea
 class McpHttpTest : public ::testing::Test {
  protected:
   void Start(HttpOptions o = HttpOptions()) {
-    o.host = "127.0.0.1";
-    o.port = 0;
-    o.heartbeat_ms = 100;
     server_ = std::make_unique<McpServer>(config::DefaultConfig(), executor_);
-    http_ = std::make_unique<HttpTransport>(*server_, o);
-    Status st = http_->Start();
+    Status st = testing::StartTestHttpFront(*server_, std::move(o), &http_, &client_);
     ASSERT_TRUE(st.ok()) << st.ToString();
-    client_ = std::make_unique<httplib::Client>("127.0.0.1", http_->port());
-    client_->set_read_timeout(10);
   }
   void TearDown() override {
     if (http_) http_->Stop();

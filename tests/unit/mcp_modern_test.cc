@@ -19,6 +19,7 @@
 #include "mcp/modern.h"
 #include "mcp/server.h"
 #include "mcp/session.h"
+#include "mcp_http_test_util.h"
 #include "mcp_test_util.h"
 
 namespace airlock::mcp {
@@ -396,16 +397,9 @@ TEST(McpModernAuditTest, TraceContextIsInTheToolCallRow) {
 class McpModernHttpTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    HttpOptions o;
-    o.host = "127.0.0.1";
-    o.port = 0;
-    o.heartbeat_ms = 100;
     server_ = std::make_unique<McpServer>(config::DefaultConfig(), executor_);
-    http_ = std::make_unique<HttpTransport>(*server_, o);
-    Status st = http_->Start();
+    Status st = testing::StartTestHttpFront(*server_, HttpOptions(), &http_, &client_);
     ASSERT_TRUE(st.ok()) << st.ToString();
-    client_ = std::make_unique<httplib::Client>("127.0.0.1", http_->port());
-    client_->set_read_timeout(10);
   }
   void TearDown() override {
     if (http_) http_->Stop();
