@@ -86,10 +86,10 @@ struct ExecRequest {
   std::string stdin_data;
   std::vector<FileEntry> files;             // written to /work before the exec
   std::vector<std::string> output_globs;    // collected after the exit
-  uint64_t max_output_file_bytes = 8u << 20;
-  uint32_t max_output_files = 32;
+  uint64_t max_output_file_bytes = OutputFileLimits{}.max_file_bytes;
+  uint32_t max_output_files = OutputFileLimits{}.max_files;
   // All collected output files together; reading stops at this budget.
-  uint64_t max_output_files_total_bytes = 8u << 20;
+  uint64_t max_output_files_total_bytes = OutputFileLimits{}.max_total_bytes;
   Limits limits;
   const BpfProgram* seccomp = nullptr;  // required; owned by the caller
   // Optional extra channel (e.g. one end of a socketpair) that the program
@@ -106,10 +106,10 @@ struct ResumeRequest {
   std::string stdin_data;
   std::vector<FileEntry> files;  // written to /work before the program is told to go
   std::vector<std::string> output_globs;
-  uint64_t max_output_file_bytes = 8u << 20;
-  uint32_t max_output_files = 32;
+  uint64_t max_output_file_bytes = OutputFileLimits{}.max_file_bytes;
+  uint32_t max_output_files = OutputFileLimits{}.max_files;
   // All collected output files together; reading stops at this budget.
-  uint64_t max_output_files_total_bytes = 8u << 20;
+  uint64_t max_output_files_total_bytes = OutputFileLimits{}.max_total_bytes;
   // wall_ms, cpu_ms (lowered with prlimit; it can only go down from what
   // Start set) and the output caps apply from the resume on; the other
   // rlimits are those given to Start.
@@ -175,10 +175,10 @@ struct TurnRequest {
   std::string end_marker;          // unguessable per turn; never part of the output
   std::vector<FileEntry> files;    // written to /work before the message
   std::vector<std::string> output_globs;
-  uint64_t max_output_file_bytes = 8u << 20;
-  uint32_t max_output_files = 32;
+  uint64_t max_output_file_bytes = OutputFileLimits{}.max_file_bytes;
+  uint32_t max_output_files = OutputFileLimits{}.max_files;
   // All collected output files together; reading stops at this budget.
-  uint64_t max_output_files_total_bytes = 8u << 20;
+  uint64_t max_output_files_total_bytes = OutputFileLimits{}.max_total_bytes;
   // wall_ms (the turn's clock), max_stdout_bytes, max_stderr_bytes and
   // kill_on_output_limit apply to the turn; the rest were set at the start.
   Limits limits;

@@ -21,6 +21,15 @@ struct Limits {
   uint32_t max_stack_bytes = 8u << 20;    // RLIMIT_STACK
 };
 
+// What airlock-init reads back of a run's output files. Its defaults are
+// the defaults of every request that carries these caps (jail.h,
+// runtimes/), so they are written once.
+struct OutputFileLimits {
+  uint32_t max_files = 32;                  // files returned
+  uint64_t max_file_bytes = 8u << 20;       // bytes read from each
+  uint64_t max_total_bytes = 8u << 20;      // bytes read from all together
+};
+
 // Limits on the jail as a whole (cgroup), fixed when the jail is created.
 struct JailLimits {
   uint64_t memory_bytes = 256ull << 20;   // memory.max / memory.limit_in_bytes, swap off

@@ -33,11 +33,11 @@ struct ExecutorLimits {
   uint64_t max_output_bytes = 1u << 20;      // per stream
   uint64_t max_input_file_bytes = 8u << 20;  // all input files together
   uint32_t max_input_files = 64;
-  uint32_t max_output_files = 32;
-  uint64_t max_output_file_bytes = 8u << 20;
+  uint32_t max_output_files = jail::OutputFileLimits{}.max_files;
+  uint64_t max_output_file_bytes = jail::OutputFileLimits{}.max_file_bytes;
   // All output files of one run together: init stops reading at this budget
   // and lists what it left out (RunResult::files_skipped).
-  uint64_t max_output_files_total_bytes = 8u << 20;
+  uint64_t max_output_files_total_bytes = jail::OutputFileLimits{}.max_total_bytes;
   uint64_t workdir_bytes = 64u << 20;
   uint64_t max_code_bytes = 1u << 20;
   uint64_t max_stdin_bytes = 8u << 20;

@@ -35,9 +35,9 @@ struct CellLimits {
   uint64_t timeout_ms = 10'000;      // the request's or the language default
   uint64_t max_output_bytes = 1u << 20;  // per stream
   bool kill_on_output_limit = true;
-  uint32_t max_output_files = 32;
-  uint64_t max_output_file_bytes = 8u << 20;
-  uint64_t max_output_files_total_bytes = 8u << 20;  // all of a call's output files
+  uint32_t max_output_files = jail::OutputFileLimits{}.max_files;
+  uint64_t max_output_file_bytes = jail::OutputFileLimits{}.max_file_bytes;
+  uint64_t max_output_files_total_bytes = jail::OutputFileLimits{}.max_total_bytes;  // all of a call's output files
 };
 
 class SandboxSession {

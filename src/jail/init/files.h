@@ -28,12 +28,6 @@ Status WriteInputFiles(int dir_fd, const std::vector<FileEntry>& files);
 // with FNM_PATHNAME; a leading "**/" matches at any depth).
 bool OutputGlobMatches(const std::string& rel, const std::string& glob);
 
-struct OutputFileLimits {
-  uint32_t max_files = 32;                  // files returned
-  uint64_t max_file_bytes = 8u << 20;       // bytes read from each
-  uint64_t max_total_bytes = 8u << 20;      // bytes read from all together
-};
-
 // What CollectOutputFiles found: the files returned, the matched files a cap
 // left out, and files no glob matched (a hint for the caller).
 struct CollectedOutputs {

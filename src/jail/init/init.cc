@@ -117,9 +117,10 @@ std::string WriteFiles(const json& m, int work_fd) {
 json ExitReply(const ProgramExit& exit, const json& m, int work_fd) {
   json reply = {{"type", "exited"}, {"exit_code", exit.exit_code}, {"signal", exit.signal}, {"cpu_ms", exit.cpu_ms}};
   if (!exit.exec_error.empty()) reply["exec_error"] = exit.exec_error;
-  const OutputFileLimits limits{static_cast<uint32_t>(U64(m, "max_output_files", 32)),
-                                 U64(m, "max_output_file_bytes", 8u << 20),
-                                 U64(m, "max_output_files_total_bytes", 8u << 20)};
+  const OutputFileLimits defaults;
+  const OutputFileLimits limits{static_cast<uint32_t>(U64(m, "max_output_files", defaults.max_files)),
+                                 U64(m, "max_output_file_bytes", defaults.max_file_bytes),
+                                 U64(m, "max_output_files_total_bytes", defaults.max_total_bytes)};
   CollectedOutputs collected = CollectOutputFiles(work_fd, StringList(m, "output_globs"), limits);
   json files = json::array();
   for (CollectedFile& f : collected.files) {
