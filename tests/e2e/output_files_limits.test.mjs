@@ -3,7 +3,7 @@
 // server's memory stays bounded, and files nobody asked for are reported.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -17,17 +17,20 @@ function rssBytes(pid) {
 }
 
 describe('output files: total cap and hints', () => {
-  let conn;
+  let conn, dir;
   // A total cap below one file's size: every sparse file is left out unread.
   // (Multi-MiB replies are kept out of this test: the reply size is asserted.)
   const TOTAL = 512 * 1024;
   before(async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'airlock-outfiles-'));
+    dir = mkdtempSync(path.join(os.tmpdir(), 'airlock-outfiles-'));
     const config = path.join(dir, 'config.json');
     writeFileSync(config, JSON.stringify({ limits: { max_output_files_total_bytes: TOTAL } }));
     conn = await connectStdio({ args: ['--config', config] });
   });
-  after(async () => { await conn?.close(); });
+  after(async () => {
+    await conn?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
 
   it('four sparse 8 MiB files: a bounded reply, files_truncated, the server does not grow', async () => {
     const code = "for i in range(4):\n    open(f'f{i}.bin', 'wb').truncate(8 << 20)\nprint('made')\n";
@@ -73,14 +76,17 @@ describe('output files: total cap and hints', () => {
 // 10 MiB; file bytes appear twice in a result. With the in-jail total cap
 // raised, the reply budget (9 MiB) keeps the result readable by the SDK.
 describe('output files: the reply stays under the SDK stdio limit', () => {
-  let conn;
+  let conn, dir;
   before(async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'airlock-outfiles-'));
+    dir = mkdtempSync(path.join(os.tmpdir(), 'airlock-outfiles-'));
     const config = path.join(dir, 'config.json');
     writeFileSync(config, JSON.stringify({ limits: { max_output_files_total_bytes: 8 << 20 } }));
     conn = await connectStdio({ args: ['--config', config] });
   });
-  after(async () => { await conn?.close(); });
+  after(async () => {
+    await conn?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
 
   it('four 1.5 MiB random files: the connection holds, the files that do not fit are named', async () => {
     const code = "import os\nfor i in range(4):\n    open(f'f{i}.bin', 'wb').write(os.urandom(1536 * 1024))\n";
