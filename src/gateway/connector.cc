@@ -5,6 +5,7 @@
 #include <set>
 #include <thread>
 
+#include "gateway/era_probe.h"
 #include "gateway/http_client_transport.h"
 #include "gateway/stdio_client_transport.h"
 
@@ -127,18 +128,36 @@ StatusOr<std::shared_ptr<McpClient>> Connector::DoConnect(CancelToken* cancel, C
     if (method == "notifications/tools/list_changed") list_changed_.store(true);
   });
   AIRLOCK_RETURN_IF_ERROR(client->Start());
-  json init_params = {{"protocolVersion", kClientProtocolVersion},
-                      {"capabilities", json::object()},
-                      {"clientInfo", {{"name", "airlock"}, {"version", AIRLOCK_VERSION}}}};
-  AIRLOCK_ASSIGN_OR_RETURN(json init, client->Call("initialize", init_params, cancel, Remaining(deadline)));
-  const std::string version = init.is_object() ? init.value("protocolVersion", "") : "";
-  if (!kSupportedVersions.count(version)) {
-    client->Close();
-    return FailedPrecondition(name() + ": the server answered initialize with unsupported protocol version \"" +
-                              version.substr(0, 40) + "\"");
+  Era era = config_.protocol == ProtocolEra::kLegacy ? Era::kLegacy : Era::kModern;
+  if (config_.protocol != ProtocolEra::kLegacy) {
+    StatusOr<Era> probed = ProbeEra(*client, name(), kSupportedVersions, cancel, deadline);
+    if (!probed.ok()) {
+      client->Close();
+      return probed.status();
+    }
+    era = *probed;
+    if (era == Era::kLegacy && config_.protocol == ProtocolEra::kModern) {
+      client->Close();
+      return FailedPrecondition(name() + ": \"protocol\": \"modern\" is set, but the server did not answer "
+                                "server/discover as a 2026-07-28 server");
+    }
   }
-  client->OnInitialized(version);
-  AIRLOCK_RETURN_IF_ERROR(client->Notify("notifications/initialized", nullptr));
+  if (era == Era::kModern) {
+    client->UseModernEra(ModernMeta());  // no handshake: every request carries its _meta
+  } else {
+    json init_params = {{"protocolVersion", kClientProtocolVersion},
+                        {"capabilities", json::object()},
+                        {"clientInfo", {{"name", "airlock"}, {"version", AIRLOCK_VERSION}}}};
+    AIRLOCK_ASSIGN_OR_RETURN(json init, client->Call("initialize", init_params, cancel, Remaining(deadline)));
+    const std::string version = init.is_object() ? init.value("protocolVersion", "") : "";
+    if (!kSupportedVersions.count(version)) {
+      client->Close();
+      return FailedPrecondition(name() + ": the server answered initialize with unsupported protocol version \"" +
+                                version.substr(0, 40) + "\"");
+    }
+    client->OnInitialized(version);
+    AIRLOCK_RETURN_IF_ERROR(client->Notify("notifications/initialized", nullptr));
+  }
   list_changed_.store(false);
   AIRLOCK_ASSIGN_OR_RETURN(std::vector<ToolInfo> tools, ListAll(*client, cancel, deadline));
   {

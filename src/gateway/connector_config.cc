@@ -12,7 +12,7 @@ using nlohmann::json;
 
 const std::set<std::string> kKnownKeys = {
     "type",    "command", "args",       "env",  "cwd",   "stderr",
-    "url",     "headers", "trusted",    "read_only_tools", "timeout_ms", "enabled"};
+    "url",     "headers", "trusted",    "read_only_tools", "timeout_ms", "enabled", "protocol"};
 
 Status ExpectString(const json& v, const std::string& path, std::string* out) {
   if (!v.is_string()) return InvalidArgument(path + ": expected a string");
@@ -171,6 +171,19 @@ StatusOr<ConnectorConfig> ParseConnectorConfig(const std::string& name, const js
     std::vector<std::string> pins;
     AIRLOCK_RETURN_IF_ERROR(ExpectStringList(j["read_only_tools"], base + ".read_only_tools", &pins));
     c.read_only_tools.insert(pins.begin(), pins.end());
+  }
+  if (j.contains("protocol")) {
+    std::string era;
+    AIRLOCK_RETURN_IF_ERROR(ExpectString(j["protocol"], base + ".protocol", &era));
+    if (era == "auto") {
+      c.protocol = ProtocolEra::kAuto;
+    } else if (era == "legacy") {
+      c.protocol = ProtocolEra::kLegacy;
+    } else if (era == "modern") {
+      c.protocol = ProtocolEra::kModern;
+    } else {
+      return InvalidArgument(base + ".protocol: expected \"auto\", \"legacy\" or \"modern\"");
+    }
   }
   if (j.contains("timeout_ms")) {
     const json& v = j["timeout_ms"];

@@ -41,6 +41,10 @@ namespace airlock::gateway {
 
 enum class TransportKind { kStdio, kHttp };
 enum class StderrMode { kInherit, kDiscard };
+// Which era of MCP to speak to the server: kAuto probes with
+// server/discover and falls back to the legacy initialize handshake (the
+// spec's backward-compatibility rule); the others speak one era only.
+enum class ProtocolEra { kAuto, kLegacy, kModern };
 
 inline constexpr uint64_t kDefaultCallTimeoutMs = 30000;
 inline constexpr size_t kMaxConnectorNameLength = 32;
@@ -65,6 +69,7 @@ struct ConnectorConfig {
   std::set<std::string> read_only_tools;
   uint64_t timeout_ms = kDefaultCallTimeoutMs;
   bool enabled = true;
+  ProtocolEra protocol = ProtocolEra::kAuto;
 };
 
 // True if `name` matches [A-Za-z0-9_-]{1,32}.

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "base/encoding.h"
+#include "gateway/modern_headers.h"
 #include "gateway/sse_parser.h"
 #include "mcp/json_rpc.h"
 
@@ -65,10 +66,18 @@ std::unique_ptr<httplib::Client> HttpClientTransport::NewClient() const {
   return client;
 }
 
-std::vector<std::pair<std::string, std::string>> HttpClientTransport::Headers(bool for_get) const {
+std::vector<std::pair<std::string, std::string>> HttpClientTransport::Headers(bool for_get,
+                                                                               const json* message) const {
   std::vector<std::pair<std::string, std::string>> h;
   for (const auto& [k, v] : config_.headers) h.emplace_back(k, v);
   h.emplace_back("Accept", for_get ? "text/event-stream" : "application/json, text/event-stream");
+  if (message != nullptr) {
+    auto modern = ModernRequestHeaders(*message);
+    if (!modern.empty()) {
+      h.insert(h.end(), modern.begin(), modern.end());
+      return h;
+    }
+  }
   std::lock_guard<std::mutex> lock(mu_);
   if (!session_id_.empty()) h.emplace_back("Mcp-Session-Id", session_id_);
   if (!protocol_version_.empty()) h.emplace_back("MCP-Protocol-Version", protocol_version_);
@@ -113,7 +122,7 @@ HttpClientTransport::PostOutcome HttpClientTransport::Post(const json& message, 
   httplib::Request req;
   req.method = "POST";
   req.path = path_;
-  for (auto& [k, v] : Headers(false)) req.headers.emplace(k, v);
+  for (auto& [k, v] : Headers(false, &message)) req.headers.emplace(k, v);
   req.headers.emplace("Content-Type", "application/json");
   req.body = mcp::jsonrpc::Serialize(message);
 
@@ -168,6 +177,16 @@ HttpClientTransport::PostOutcome HttpClientTransport::Post(const json& message, 
   if (out.http_status >= 200 && out.http_status < 300) {
     if (!is_sse && !body.empty()) Deliver(body, request_id, &out.delivered_response);
     return out;
+  }
+  // A 4xx whose body is the JSON-RPC error answering this request (a modern
+  // server's -32022, -32020 or -32601 come so) is that answer, not a
+  // transport failure: the caller sees the server's error code and message.
+  if (!request_id.is_null() && out.http_status >= 400 && out.http_status < 500 && !body.empty()) {
+    const json answer = json::parse(body, nullptr, /*allow_exceptions=*/false);
+    if (answer.is_object() && answer.contains("error") && answer.value("id", json()) == request_id) {
+      Deliver(body, request_id, &out.delivered_response);
+      if (out.delivered_response) return out;
+    }
   }
   out.status = Unavailable("connector '" + config_.name + "' (" + RedactedTarget(config_) +
                            "): HTTP status " + std::to_string(out.http_status));

@@ -63,7 +63,10 @@ class HttpClientTransport : public ClientTransport {
   };
 
   std::unique_ptr<httplib::Client> NewClient() const;
-  std::vector<std::pair<std::string, std::string>> Headers(bool for_get) const;
+  // The headers of a GET (for_get) or of the POST of `message`: a modern
+  // message (one with the modern _meta) gets the modern era's headers
+  // (modern_headers.h) instead of the session's.
+  std::vector<std::pair<std::string, std::string>> Headers(bool for_get, const nlohmann::json* message = nullptr) const;
   // POSTs one message and delivers whatever comes back. `key` registers the
   // client so a cancellation can stop it ("" for none).
   PostOutcome Post(const nlohmann::json& message, const std::string& key);

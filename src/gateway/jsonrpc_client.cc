@@ -5,6 +5,7 @@
 #include "base/encoding.h"
 #include "base/json_depth.h"
 #include "mcp/json_rpc.h"
+#include "protocol/mcp_eras.h"
 
 namespace airlock::gateway {
 namespace {
@@ -36,8 +37,35 @@ Status McpClient::Start() {
   return st;
 }
 
+void McpClient::UseModernEra(json meta) {
+  std::lock_guard<std::mutex> lock(mu_);
+  modern_meta_ = std::move(meta);
+}
+
+bool McpClient::modern() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return !modern_meta_.is_null();
+}
+
+void McpClient::AddEraMeta(json* params) const {
+  json meta;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (modern_meta_.is_null()) return;
+    meta = modern_meta_;
+  }
+  if (params->is_null()) *params = json::object();
+  if (!params->is_object()) return;
+  json& m = (*params)["_meta"];
+  if (!m.is_object()) m = json::object();
+  for (auto& [k, v] : meta.items()) {
+    if (!m.contains(k)) m[k] = v;
+  }
+}
+
 StatusOr<json> McpClient::Call(const std::string& method, json params, CancelToken* cancel,
-                               std::chrono::milliseconds timeout) {
+                               std::chrono::milliseconds timeout, json* error) {
+  AddEraMeta(&params);
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   auto pending = std::make_shared<Pending>();
   int64_t id;
@@ -75,8 +103,19 @@ StatusOr<json> McpClient::Call(const std::string& method, json params, CancelTok
     }
     if (pending->done) {
       pending_.erase(id);
+      if (error != nullptr) *error = pending->error;
       if (!pending->status.ok()) return pending->status;
-      return std::move(pending->result);
+      json& result = pending->result;
+      if (!modern_meta_.is_null() && result.is_object() && result.contains("resultType")) {
+        const json& type = result["resultType"];
+        if (!type.is_string() || type.get<std::string>() != protocol::kResultTypeComplete) {
+          return FailedPrecondition(name_ + ": " + method + " answered resultType " +
+                                    SanitizeUtf8(TruncateUtf8(type.dump(), 80)) +
+                                    " (an input request; airlock answers none)");
+        }
+        result.erase("resultType");
+      }
+      return std::move(result);
     }
     pending_.erase(id);
   }
@@ -95,6 +134,7 @@ Status McpClient::Notify(const std::string& method, json params) {
     std::lock_guard<std::mutex> lock(mu_);
     if (closed_) return Unavailable(close_reason_.message());
   }
+  AddEraMeta(&params);
   json n = {{"jsonrpc", "2.0"}, {"method", method}};
   if (!params.is_null()) n["params"] = std::move(params);
   return transport_->Send(n);
@@ -154,6 +194,7 @@ void McpClient::OnMessage(json m) {
   Pending& p = *it->second;
   if (m.contains("error")) {
     p.status = ErrorToStatus(m["error"]);
+    p.error = m["error"];
   } else if (m.contains("result")) {
     p.result = std::move(m["result"]);
   } else {

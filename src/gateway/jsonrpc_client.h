@@ -57,14 +57,23 @@ class McpClient {
 
   // Sends a request and waits for its result. `cancel` may be null. A
   // JSON-RPC error response becomes a Status (InvalidArgument for -32602,
-  // NotFound for -32601, Internal otherwise) carrying the server's message.
+  // NotFound for -32601, Internal otherwise) carrying the server's message;
+  // if `error` is not null it also gets the error object itself.
   StatusOr<nlohmann::json> Call(const std::string& method, nlohmann::json params, CancelToken* cancel,
-                                std::chrono::milliseconds timeout);
+                                std::chrono::milliseconds timeout, nlohmann::json* error = nullptr);
 
   Status Notify(const std::string& method, nlohmann::json params);
 
   // Forwards the negotiated protocol version to the transport.
   void OnInitialized(const std::string& protocol_version) { transport_->OnInitialized(protocol_version); }
+
+  // The modern era (2026-07-28): from now on every request and notification
+  // carries `meta` (protocol version, client info and capabilities) in
+  // params._meta, and a result's `resultType` is checked and removed: a
+  // result that is not "complete" (an input request) fails its call, since
+  // airlock answers no server-to-client requests.
+  void UseModernEra(nlohmann::json meta);
+  bool modern() const;
 
   // True once the connection is gone (then every Call fails with Unavailable).
   bool closed() const;
@@ -81,8 +90,12 @@ class McpClient {
   struct Pending {
     bool done = false;
     nlohmann::json result;
+    nlohmann::json error;  // the error object of an error response
     Status status;
   };
+
+  // Adds the modern era's _meta to `params` (a request's or notification's).
+  void AddEraMeta(nlohmann::json* params) const;
 
   void OnMessage(nlohmann::json message);
   void OnRequestFailed(const nlohmann::json& id, Status status);
@@ -97,6 +110,7 @@ class McpClient {
   std::condition_variable cv_;
   std::map<int64_t, std::shared_ptr<Pending>> pending_;
   int64_t next_id_ = 1;
+  nlohmann::json modern_meta_;  // null: the legacy era
   bool closed_ = false;
   Status close_reason_;
 };
