@@ -1,6 +1,7 @@
 // A scripted session with @modelcontextprotocol/inspector-cli (the same
 // commands as in docs/testing.md), against `airlock serve` over stdio and
-// over Streamable HTTP.
+// over Streamable HTTP; then the Inspector 2.x CLI
+// (@modelcontextprotocol/inspector, `--cli`, on Node 22) in both eras of MCP.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import path from 'node:path';
@@ -8,6 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 
 import { AIRLOCK_BIN, E2E_DIR, LANGUAGES, assertBinary, startHttpServer } from './helpers.mjs';
+import { node22 } from './node22.mjs';
 
 const run = promisify(execFile);
 // The package's bin (`mcp-inspector-cli`, i.e. what `npx` runs).
@@ -75,3 +77,48 @@ describe('inspector-cli over Streamable HTTP', () => {
     assert.equal(out.structuredContent?.stdout, '42\n', stdout);
   });
 });
+
+// Inspector 2.x: `mcp-inspector --cli` (its launcher), on Node >= 22.19.
+const INSPECTOR2 = path.join(E2E_DIR, 'node_modules', '@modelcontextprotocol', 'inspector', 'clients', 'launcher',
+  'build', 'index.js');
+
+async function inspector2(args) {
+  const node = node22().path;
+  try {
+    const { stdout } = await run(node, [INSPECTOR2, '--cli', ...args, '--format', 'json', '-q'],
+      { cwd: E2E_DIR, timeout: 60000, maxBuffer: 16 << 20 });
+    return JSON.parse(stdout).result;
+  } catch (e) {
+    throw new Error(`inspector 2.x ${args.join(' ')} failed (${e.code}): ${e.stderr}\n${e.stdout}`);
+  }
+}
+
+// The modern era's results carry resultType; the legacy era's do not (the
+// Inspector passes tools/call results on as they came; it pages list results).
+for (const era of ['modern', 'legacy']) {
+  describe(`Inspector 2.x CLI, ${era} era`, () => {
+    let server;
+    before(async () => { assertBinary(); server = await startHttpServer(); });
+    after(async () => { await server?.stop(); });
+
+    it('stdio: tools/list lists run_code and the session tools', async () => {
+      const out = await inspector2([AIRLOCK_BIN, 'serve', '--protocol-era', era, '--method', 'tools/list']);
+      const names = out.tools.map((t) => t.name);
+      for (const n of ['run_code', 'list_languages', 'open_session', 'close_session']) assert.ok(names.includes(n), names.join(','));
+    });
+
+    it('stdio: tools/call run_code prints 42', async () => {
+      const out = await inspector2([AIRLOCK_BIN, 'serve', '--protocol-era', era, '--method', 'tools/call',
+        '--tool-name', 'run_code', '--tool-arg', 'language=python', 'code=print(6*7)']);
+      assert.equal(out.structuredContent?.stdout, '42\n', JSON.stringify(out).slice(0, 500));
+      assert.equal(out.resultType, era === 'modern' ? 'complete' : undefined);
+    });
+
+    it('HTTP: tools/call run_code in bash prints 42', async () => {
+      const out = await inspector2([server.url, '--transport', 'http', '--protocol-era', era, '--method', 'tools/call',
+        '--tool-name', 'run_code', '--tool-arg', 'language=bash', 'code=echo $((6*7))']);
+      assert.equal(out.structuredContent?.stdout, '42\n', JSON.stringify(out).slice(0, 500));
+      assert.equal(out.resultType, era === 'modern' ? 'complete' : undefined);
+    });
+  });
+}
