@@ -15,6 +15,50 @@ describe('stdio: SDK client', () => {
   defineSharedTests(() => conn);
 });
 
+// What agents can import: list_languages {packages: true} runs each
+// language's probe in the jail (the real interpreters) and lists what it found.
+describe('stdio: list_languages with packages', () => {
+  let conn;
+  before(async () => { conn = await connectStdio(); });
+  after(async () => { await conn?.close(); });
+
+  const list = async (args) => (await conn.client.callTool({ name: 'list_languages', arguments: args }, undefined,
+    { timeout: 120000 })).structuredContent;
+  const names = (tier) => (tier?.packages ?? []).map((p) => p.name.toLowerCase());
+
+  it('python: the distributions the jail can import, with versions, in each tier', async () => {
+    const doc = await list({ language: 'python', packages: true });
+    assert.equal(doc.languages.length, 1);
+    const py = doc.languages[0];
+    assert.equal(py.name, 'python');
+    const native = py.packages.native;
+    assert.ok(Array.isArray(native.packages), JSON.stringify(native));
+    assert.ok(names(native).includes('numpy'), JSON.stringify(native).slice(0, 500));
+    for (const p of native.packages) assert.ok(p.version && p.kind === 'package', JSON.stringify(p));
+    if (py.tiers.includes('wasm')) assert.ok(py.packages.wasm.packages || py.packages.wasm.note, JSON.stringify(py.packages.wasm));
+  });
+
+  it('node built-ins, ruby gems and php extensions; bash has none', async () => {
+    const doc = await list({ packages: true });
+    const by = Object.fromEntries(doc.languages.map((l) => [l.name, l]));
+    assert.ok(names(by.javascript.packages.native).includes('fs'));
+    assert.ok(names(by.typescript.packages.native).includes('path'));
+    assert.ok(names(by.ruby.packages.native).includes('json'), JSON.stringify(by.ruby.packages.native).slice(0, 300));
+    assert.ok(names(by.php.packages.native).includes('json'), JSON.stringify(by.php.packages.native).slice(0, 300));
+    assert.equal(by.bash.packages.native.packages, null);
+    assert.match(by.bash.packages.native.note, /no package list/);
+  });
+
+  it('without packages: no probing and no packages key; a bad argument is refused', async () => {
+    const doc = await list({});
+    assert.ok(doc.languages.every((l) => !('packages' in l)));
+    const bad = await conn.client.callTool({ name: 'list_languages', arguments: { packages: 'yes' } });
+    assert.equal(bad.isError, true, JSON.stringify(bad));
+    const unknown = await conn.client.callTool({ name: 'list_languages', arguments: { language: 'cobol' } });
+    assert.equal(unknown.isError, true, JSON.stringify(unknown));
+  });
+});
+
 // A raw newline-delimited JSON-RPC peer for inputs the SDK cannot produce.
 class RawStdio {
   constructor() {

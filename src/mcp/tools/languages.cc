@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "mcp/tools/session_tools.h"
+
 namespace airlock::mcp {
 
 using nlohmann::json;
@@ -23,7 +25,8 @@ LanguageCatalog::LanguageCatalog(runtimes::CodeExecutor& executor, const config:
       allowed_tiers_(std::move(allowed_tiers)),
       default_tier_(Contains(allowed_tiers_, config.languages.default_isolation) || allowed_tiers_.empty()
                         ? config.languages.default_isolation
-                        : allowed_tiers_.front()) {}
+                        : allowed_tiers_.front()),
+      packages_(executor) {}
 
 std::vector<runtimes::LanguageInfo> LanguageCatalog::Languages() {
   std::vector<runtimes::LanguageInfo> all = executor_.Languages();
@@ -68,7 +71,19 @@ json ListLanguagesTool::Definition() {
           {"description",
            "List the languages run_code accepts (with versions, preinstalled libraries and "
            "default limits) and the server's maximum limits."},
-          {"inputSchema", {{"type", "object"}, {"properties", json::object()}, {"additionalProperties", false}}},
+          {"inputSchema",
+           {{"type", "object"},
+            {"properties",
+             {{"language",
+               {{"type", "string"}, {"description", "List this language only (e.g. \"python\")."}}},
+              {"packages",
+               {{"type", "boolean"},
+                {"description",
+                 "Also list the packages each language can import, per isolation tier, with versions "
+                 "(Python distributions, Node built-in modules, Ruby gems, PHP extensions). The first "
+                 "request probes the interpreters in the sandbox and takes a few seconds; later ones are "
+                 "cached."}}}}},
+            {"additionalProperties", false}}},
           {"outputSchema",
            {{"type", "object"},
             {"properties",
@@ -88,15 +103,54 @@ StatusOr<json> ListLanguagesTool::Call(const json& arguments, ToolCallContext& c
   if (!arguments.is_null() && !arguments.is_object()) {
     return InvalidArgument("arguments: expected object");
   }
-  if (arguments.is_object() && !arguments.empty()) {
-    return InvalidArgument("arguments." + arguments.begin().key() + ": unknown property");
+  bool with_packages = false;
+  std::string only;
+  if (arguments.is_object()) {
+    for (const auto& [key, value] : arguments.items()) {
+      if (key == "packages") {
+        if (!value.is_boolean()) return InvalidArgument("arguments.packages: expected true or false");
+        with_packages = value.get<bool>();
+      } else if (key == "language") {
+        if (!value.is_string()) return InvalidArgument("arguments.language: expected a string");
+        only = value.get<std::string>();
+      } else {
+        return InvalidArgument("arguments." + key + ": unknown property");
+      }
+    }
   }
   json doc = catalog_.Describe();
+  if (!only.empty()) {
+    json kept = json::array();
+    for (json& l : doc["languages"]) {
+      if (l.value("name", std::string()) == only) kept.push_back(std::move(l));
+    }
+    if (kept.empty()) return InvalidArgument("arguments.language: \"" + only.substr(0, 40) + "\" is not offered here");
+    doc["languages"] = std::move(kept);
+  }
+  if (with_packages) {
+    for (json& l : doc["languages"]) {
+      json per_tier = json::object();
+      for (const json& tier : l.value("tiers", json::array())) {
+        if (!tier.is_string()) continue;
+        if (ctx.cancel().cancelled()) return Cancelled("list_languages cancelled");
+        per_tier[tier.get<std::string>()] = catalog_.packages().Get(l.value("name", std::string()), tier.get<std::string>(),
+                                                                    SessionOwner(ctx.caller()), ctx.cancel());
+      }
+      l["packages"] = std::move(per_tier);
+    }
+  }
   std::string text;
   for (const json& l : doc["languages"]) {
     text += "- " + l.value("name", std::string()) + " " + l.value("version", std::string());
     std::string notes = l.value("notes", std::string());
     if (!notes.empty()) text += " (" + notes + ")";
+    if (l.contains("packages")) {
+      for (const auto& [tier, p] : l["packages"].items()) {
+        if (p.contains("packages") && p["packages"].is_array()) {
+          text += "; " + tier + ": " + std::to_string(p["packages"].size()) + " packages";
+        }
+      }
+    }
     text += "\n";
   }
   if (text.empty()) text = "No languages are available right now.\n";

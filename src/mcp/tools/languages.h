@@ -6,6 +6,9 @@
 //               "max_file_bytes", "max_total_file_bytes"},
 //    "sandbox": {"network": false, "workdir": "/work", "persistent": false}}
 // Each language says whether it has sessions ("sessions": true|false).
+// `list_languages {"packages": true}` adds each language's importable
+// packages per tier ("packages": {"native": {...}, "wasm": {...}}, see
+// package_catalog.h); {"language": NAME} lists that language only.
 #ifndef AIRLOCK_MCP_TOOLS_LANGUAGES_H_
 #define AIRLOCK_MCP_TOOLS_LANGUAGES_H_
 
@@ -15,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/config.h"
+#include "mcp/tools/package_catalog.h"
 #include "mcp/tools/tool.h"
 #include "runtimes/code_executor.h"
 
@@ -38,6 +42,7 @@ class LanguageCatalog {
   // or the endpoint's first tier when that one is not allowed here.
   const std::string& default_tier() const { return default_tier_; }
   runtimes::CodeExecutor& executor() { return executor_; }
+  PackageCatalog& packages() { return packages_; }
   nlohmann::json Describe();
 
  private:
@@ -47,6 +52,7 @@ class LanguageCatalog {
   const bool sessions_;  // config sessions.enabled
   const std::vector<std::string> allowed_tiers_;
   const std::string default_tier_;
+  PackageCatalog packages_;
 };
 
 class ListLanguagesTool : public Tool {
