@@ -4,36 +4,27 @@
 // over stdio and Streamable HTTP. The legacy servers of
 // gateway_servers_test.cc cover the fallback: every connector there probes
 // with server/discover first and falls back to initialize.
-#include <poll.h>
-#include <stdlib.h>
-#include <unistd.h>
-
 #include <chrono>
-#include <filesystem>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "gateway/child_process.h"
 #include "gateway/gateway.h"
 #include "gateway/modern_headers.h"
+#include "mcp_fixture_servers.h"
 
 namespace airlock::gateway {
 namespace {
 
 using nlohmann::json;
 using std::chrono::milliseconds;
-using Clock = std::chrono::steady_clock;
 
-const std::string kFixtures = std::string(AIRLOCK_SOURCE_DIR) + "/tests/fixtures/mcp-servers";
+using tests::kMcpFixtures;
 
-bool FixturesInstalled() {
-  return std::filesystem::exists(kFixtures + "/node_modules/@modelcontextprotocol/server") &&
-         !FindExecutable("node", getenv("PATH") ? getenv("PATH") : "").empty();
-}
+bool FixturesInstalled() { return tests::McpFixturesInstalled("@modelcontextprotocol/server"); }
 
-#define REQUIRE_FIXTURES()                                                                        \
-  if (!FixturesInstalled()) GTEST_SKIP() << "run scripts/setup.sh (npm install in " << kFixtures \
+#define REQUIRE_FIXTURES()                                                                           \
+  if (!FixturesInstalled()) GTEST_SKIP() << "run scripts/setup.sh (npm install in " << kMcpFixtures \
                                          << ") and install node"
 
 GatewayOptions QuietOptions() {
@@ -46,7 +37,7 @@ ConnectorConfig ModernStdio(ProtocolEra era = ProtocolEra::kAuto) {
   ConnectorConfig c;
   c.name = "modern";
   c.command = "node";
-  c.args = {kFixtures + "/modern-server.mjs"};
+  c.args = {kMcpFixtures + "/modern-server.mjs"};
   c.stderr_mode = StderrMode::kDiscard;
   c.timeout_ms = 20000;
   c.protocol = era;
@@ -58,45 +49,12 @@ ConnectorConfig LegacyStdio(ProtocolEra era) {
   ConnectorConfig c;
   c.name = "legacy";
   c.command = "node";
-  c.args = {kFixtures + "/test-server.mjs"};
+  c.args = {kMcpFixtures + "/test-server.mjs"};
   c.stderr_mode = StderrMode::kDiscard;
   c.timeout_ms = 20000;
   c.protocol = era;
   return c;
 }
-
-// modern-server.mjs --http 0: the port it prints.
-class ModernHttpServer {
- public:
-  ModernHttpServer() {
-    SpawnOptions opts;
-    opts.command = "node";
-    opts.args = {kFixtures + "/modern-server.mjs", "--http", "0"};
-    opts.env = {std::string("PATH=") + getenv("PATH"), "HOME=/tmp"};
-    opts.search_path = getenv("PATH");
-    opts.capture_stderr = false;
-    auto child = ChildProcess::Spawn(opts);
-    if (!child.ok()) return;
-    child_ = std::move(child).value();
-    std::string line;
-    const auto until = Clock::now() + std::chrono::seconds(15);
-    while (Clock::now() < until && line.find('\n') == std::string::npos) {
-      pollfd p{child_->stdout_fd(), POLLIN, 0};
-      if (poll(&p, 1, 100) <= 0) continue;
-      char buf[256];
-      ssize_t n = read(child_->stdout_fd(), buf, sizeof buf);
-      if (n <= 0) break;
-      line.append(buf, static_cast<size_t>(n));
-    }
-    if (line.rfind("listening ", 0) == 0) port_ = std::stoi(line.substr(10));
-  }
-  int port() const { return port_; }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/mcp"; }
-
- private:
-  std::unique_ptr<ChildProcess> child_;
-  int port_ = 0;
-};
 
 // Lists and calls through `gw`, whose one connector is named `name`; the echo
 // tool reports the protocol version its request carried.
@@ -132,7 +90,7 @@ TEST(GatewayModern, StdioServerThatRefusesLegacyIsSpokenToInTheModernEra) {
 
 TEST(GatewayModern, HttpServerThatRefusesLegacyIsSpokenToInTheModernEra) {
   REQUIRE_FIXTURES();
-  ModernHttpServer server;
+  tests::FixtureHttpServer server("modern-server.mjs");
   ASSERT_GT(server.port(), 0);
   ConnectorConfig c;
   c.name = "web";

@@ -23,6 +23,7 @@
 #include "gateway/gateway.h"
 #include "gateway/http_client_transport.h"
 #include "gateway/stdio_client_transport.h"
+#include "mcp_fixture_servers.h"
 
 namespace airlock::gateway {
 namespace {
@@ -533,37 +534,10 @@ GatewayOptions QuietOptions() {
 }
 
 // The test server over --http on a free localhost port (chosen by the kernel).
-class HttpServer {
+class HttpServer : public tests::FixtureHttpServer {
  public:
-  explicit HttpServer(std::vector<std::string> extra = {}) {
-    SpawnOptions opts;
-    opts.command = "node";
-    opts.args = {kFixtures + "/test-server.mjs", "--http", "0"};
-    opts.args.insert(opts.args.end(), extra.begin(), extra.end());
-    opts.env = {std::string("PATH=") + getenv("PATH"), "HOME=/tmp", "TEST_SERVER_REQUIRE_HEADER=X-Api-Key=k-123"};
-    opts.search_path = getenv("PATH");
-    opts.capture_stderr = false;
-    auto child = ChildProcess::Spawn(opts);
-    if (!child.ok()) return;
-    child_ = std::move(child).value();
-    std::string line;
-    const auto until = Clock::now() + std::chrono::seconds(15);
-    while (Clock::now() < until && line.find('\n') == std::string::npos) {
-      pollfd p{child_->stdout_fd(), POLLIN, 0};
-      if (poll(&p, 1, 100) <= 0) continue;
-      char buf[256];
-      ssize_t n = read(child_->stdout_fd(), buf, sizeof buf);
-      if (n <= 0) break;
-      line.append(buf, static_cast<size_t>(n));
-    }
-    if (line.rfind("listening ", 0) == 0) port_ = std::stoi(line.substr(10));
-  }
-  int port() const { return port_; }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/mcp"; }
-
- private:
-  std::unique_ptr<ChildProcess> child_;
-  int port_ = 0;
+  explicit HttpServer(std::vector<std::string> extra = {})
+      : tests::FixtureHttpServer("test-server.mjs", std::move(extra), {"TEST_SERVER_REQUIRE_HEADER=X-Api-Key=k-123"}) {}
 };
 
 ConnectorConfig HttpConnector(const HttpServer& server, const std::string& name = "web") {
