@@ -26,8 +26,9 @@ DEB_PACKAGES=(
   chromium
   # a real Prometheus parser for the /metrics test
   python3-prometheus-client
-  # the Debian package: dpkg-shlibdeps (its Depends) and help2man (airlock(1))
-  dpkg-dev help2man
+  # the Debian package: dpkg-shlibdeps (its Depends); groff-base checks the
+  # man page `airlock man` renders (tests/docs/man_page_test.py)
+  dpkg-dev groff-base
   # the Kubernetes manifests test parses YAML
   python3-yaml
   # OAuth access tokens (src/auth/oauth): cjose imports the issuer's JWKS and
@@ -38,8 +39,10 @@ DEB_PACKAGES=(
   clang-16 libclang-rt-16-dev
   # the OCI image (packaging/oci/build.sh, tests/oci/image_test.sh): a Debian
   # root by mmdebstrap, imported and run by podman with runc (crun refuses
-  # hybrid cgroup v1 hosts); buildah for those who prefer it to podman import
-  mmdebstrap podman runc buildah
+  # hybrid cgroup v1 hosts); buildah for those who prefer it to podman import;
+  # catatonit for `podman kube play` (its pods' infra image is built around
+  # it: tests/oci/kube_play_test.sh)
+  mmdebstrap podman runc buildah catatonit
 )
 
 need=()

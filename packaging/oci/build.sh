@@ -4,15 +4,20 @@
 # it, the WASM tier's interpreters copied in, then `podman import` with the
 # image config (entrypoint, labels, user). docs/deploy.md#the-image.
 #
-#   packaging/oci/build.sh [--deb PATH] [--tag NAME:TAG] [--science] [--keep-rootfs DIR]
+#   packaging/oci/build.sh [--deb PATH] [--tag NAME:TAG] [--science] [--keep-rootfs DIR] [--dry-run]
 #
 # --deb      the package to install (default: build/airlock_<version>_amd64.deb,
 #            built through the shared build lock if missing)
-# --tag      image name (default: airlock:<version of the .deb>)
+# --tag      image name (default: the repository of server.json's OCI package,
+#            ghcr.io/airlock/airlock, tagged with the .deb's version; the
+#            server.json entry names exactly that image)
 # --science  also install python3-matplotlib (the rest of the package's
 #            Recommends) and the Recommends of everything; numpy and pandas are
 #            always in (airlock selftest expects them, models reach for them)
 # --keep-rootfs DIR  leave the root filesystem in DIR (for inspection)
+# --dry-run  print the image's tag and labels (tag=..., label.KEY=VALUE) and
+#            build nothing; needs neither root nor the tools (the drift test,
+#            tests/deploy/manifests_test.py, compares them with server.json)
 #
 # Environment: AIRLOCK_WASM_CACHE_SRC (default /var/cache/airlock/wasm, what
 # scripts/setup.sh builds); AIRLOCK_BUILD_DIR (default <repo>/build).
@@ -27,21 +32,29 @@ deb=""
 tag=""
 science=0
 keep=""
+dry_run=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --deb) deb="$2"; shift 2 ;;
     --tag) tag="$2"; shift 2 ;;
     --science) science=1; shift ;;
     --keep-rootfs) keep="$2"; shift 2 ;;
-    *) echo "usage: $0 [--deb PATH] [--tag NAME:TAG] [--science] [--keep-rootfs DIR]" >&2; exit 2 ;;
+    --dry-run) dry_run=1; shift ;;
+    *) echo "usage: $0 [--deb PATH] [--tag NAME:TAG] [--science] [--keep-rootfs DIR] [--dry-run]" >&2; exit 2 ;;
   esac
 done
 
-for tool in mmdebstrap podman dpkg-deb; do
-  command -v "$tool" >/dev/null || { echo "build.sh: $tool is missing (scripts/setup.sh installs it)" >&2; exit 1; }
-done
-[ "$(id -u)" = 0 ] || { echo "build.sh: run as root (mmdebstrap --mode=root, podman import)" >&2; exit 1; }
+if [ "$dry_run" = 0 ]; then
+  for tool in mmdebstrap podman dpkg-deb; do
+    command -v "$tool" >/dev/null || { echo "build.sh: $tool is missing (scripts/setup.sh installs it)" >&2; exit 1; }
+  done
+  [ "$(id -u)" = 0 ] || { echo "build.sh: run as root (mmdebstrap --mode=root, podman import)" >&2; exit 1; }
+fi
 
+if [ -z "$deb" ] && [ "$dry_run" = 1 ]; then
+  deb="$(ls "$build_dir"/airlock_*_amd64.deb 2>/dev/null | head -1 || true)"
+  [ -n "$deb" ] || { echo "build.sh: --dry-run needs --deb (there is no .deb in $build_dir)" >&2; exit 1; }
+fi
 if [ -z "$deb" ]; then
   deb="$(ls "$build_dir"/airlock_*_amd64.deb 2>/dev/null | head -1 || true)"
   if [ -z "$deb" ]; then
@@ -52,12 +65,34 @@ if [ -z "$deb" ]; then
 fi
 [ -f "$deb" ] || { echo "build.sh: $deb: no such package" >&2; exit 1; }
 version="$(dpkg-deb -f "$deb" Version)"
-tag="${tag:-airlock:$version}"
+# server.json's OCI package names the image (identifier REPOSITORY:VERSION).
+server_json() { python3 -c "import json,sys; s=json.load(open(sys.argv[1])); print($1)" "$repo/server.json"; }
+image_repo="$(server_json 'next(p["identifier"].rsplit(":", 1)[0] for p in s["packages"] if p["registryType"] == "oci")')"
+tag="${tag:-$image_repo:$version}"
 deb_sha="$(sha256sum "$deb" | cut -d' ' -f1)"
 # What tests/oci/image_test.sh keys its cached image by: this .deb and this script.
 build_key="$(cat "$deb" "${BASH_SOURCE[0]}" | sha256sum | cut -d' ' -f1)"
-server_name="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["name"])' "$repo/server.json")"
-description="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["description"])' "$repo/server.json")"
+server_name="$(server_json 's["name"]')"
+description="$(server_json 's["description"]')"
+created="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+labels=(
+  "org.opencontainers.image.title=airlock"
+  "org.opencontainers.image.description=$description"
+  "org.opencontainers.image.version=$version"
+  "org.opencontainers.image.source=https://github.com/airlock/airlock"
+  "org.opencontainers.image.licenses=NOASSERTION"
+  "org.opencontainers.image.created=$created"
+  "org.opencontainers.image.base.name=debian:bookworm(mmdebstrap)"
+  # MCP registries match an OCI package to its server.json entry by this label.
+  "io.modelcontextprotocol.server.name=$server_name"
+  "io.airlock.deb.sha256=$deb_sha"
+  "io.airlock.build.key=$build_key"
+)
+if [ "$dry_run" = 1 ]; then
+  echo "tag=$tag"
+  for l in "${labels[@]}"; do echo "label.$l"; done
+  exit 0
+fi
 
 work="$(mktemp -d /tmp/airlock-oci.XXXXXX)"
 cleanup() { rm -rf "$work"; }
@@ -115,23 +150,15 @@ echo "build.sh: root filesystem $(du -sh "$root" | cut -f1); biggest packages (K
 dpkg-query --admindir="$root/var/lib/dpkg" -W -f='${Installed-Size}\t${Package}\n' | sort -rn | head -15 >&2
 echo "build.sh: WASM cache $(du -sh "$root/var/cache/airlock/wasm" 2>/dev/null | cut -f1)" >&2
 
-created="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+label_changes=()
+for l in "${labels[@]}"; do label_changes+=(--change "LABEL ${l%%=*}=\"${l#*=}\""); done
 tar -C "$root" --numeric-owner -c . | podman import \
   --change 'ENTRYPOINT ["/usr/bin/tini", "--", "/usr/bin/airlock"]' \
   --change 'CMD ["serve"]' \
   --change 'WORKDIR /' \
   --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
   --change 'EXPOSE 8787' \
-  --change "LABEL org.opencontainers.image.title=airlock" \
-  --change "LABEL org.opencontainers.image.description=\"$description\"" \
-  --change "LABEL org.opencontainers.image.version=$version" \
-  --change "LABEL org.opencontainers.image.source=https://github.com/airlock/airlock" \
-  --change "LABEL org.opencontainers.image.licenses=NOASSERTION" \
-  --change "LABEL org.opencontainers.image.created=$created" \
-  --change "LABEL org.opencontainers.image.base.name=debian:bookworm(mmdebstrap)" \
-  --change "LABEL io.modelcontextprotocol.server.name=$server_name" \
-  --change "LABEL io.airlock.deb.sha256=$deb_sha" \
-  --change "LABEL io.airlock.build.key=$build_key" \
+  "${label_changes[@]}" \
   - "$tag" >&2
 
 if [ -n "$keep" ]; then rm -rf "$keep"; mv "$root" "$keep"; fi

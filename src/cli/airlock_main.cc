@@ -1,10 +1,12 @@
 // The airlock command line. Subcommands: run, serve, doctor, selftest,
-// languages, runner-host (and the internal `runner`, started by `serve`).
+// languages, runner-host (and the internal `runner`, started by `serve`,
+// and `man`, which prints airlock(1) for the build).
 #include <iostream>
 
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
+#include "cli/man_page.h"
 
 int main(int argc, char** argv) {
   using namespace airlock::cli;
@@ -88,6 +90,10 @@ int main(int argc, char** argv) {
   runner_cmd->add_option("--channel-fd", channel_fd)->required();
   runner_cmd->add_option("--config", runner_config);
   runner_cmd->add_flag("--allow-degraded", runner_degraded);
+  // The build pipes this into airlock.1.gz (CMakeLists.txt): the man page is
+  // made from the definitions above, every subcommand and option included.
+  CLI::App* man_cmd = app.add_subcommand("man", "(internal) print airlock(1) in roff");
+  man_cmd->group("");  // hidden from --help
 
   // A usage error exits 2, as every Unix command does (CLI11's own codes,
   // 105, 106, 109, ..., say nothing to a shell); --help and --version exit 0.
@@ -96,6 +102,12 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
     return rc == 0 ? 0 : 2;
+  }
+  if (*man_cmd) {
+    std::cout << RenderManPage(app, {.name = "airlock",
+                                     .summary = "an MCP server that runs untrusted code in a sandbox",
+                                     .version = std::string("airlock ") + AIRLOCK_VERSION});
+    return 0;
   }
   if (*serve_cmd) return ServeCommand(serve);
   if (*runner_cmd) return RunnerCommand(channel_fd, runner_config, runner_degraded);

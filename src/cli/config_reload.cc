@@ -73,4 +73,14 @@ void ReportReload(const std::string& config_path, const std::function<void(confi
             << std::endl;
 }
 
+void ReloadTls(mcp::TlsCredentials* tls) {
+  if (Status st = tls->Reload(); !st.ok()) {
+    std::cerr << "airlock: warning: SIGHUP: the TLS certificate was not reloaded, the old one stays ("
+              << tls->Current()->description() << "): " << st.message() << std::endl;
+    return;
+  }
+  std::cerr << "airlock: SIGHUP: TLS certificate reloaded, new connections get " << tls->Current()->description()
+            << std::endl;
+}
+
 }  // namespace airlock::cli

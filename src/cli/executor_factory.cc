@@ -31,7 +31,10 @@ StatusOr<LocalRuntime> MakeLocalRuntime(const config::Config& config, bool allow
 
   const config::LimitsConfig& l = config.limits;
   runtimes::ExecutorLimits limits;
-  limits.max_timeout_ms = l.max_timeout_ms;
+  // Task runs (config "tasks") may ask up to tasks.max_timeout_ms; the MCP
+  // front keeps every other run within limits.max_timeout_ms.
+  limits.max_timeout_ms =
+      config.tasks.mode == "never" ? l.max_timeout_ms : std::max(l.max_timeout_ms, config.tasks.max_timeout_ms);
   limits.max_memory_mb = l.max_memory_mb;
   limits.max_output_bytes = l.max_output_bytes;
   limits.max_input_files = static_cast<uint32_t>(l.max_files);

@@ -22,6 +22,7 @@
 #include "cli/config_reload.h"
 #include "cli/graceful_stop.h"
 #include "cli/serve_metrics.h"
+#include "cli/serve_console_sso.h"
 #include "cli/serve_oauth.h"
 #include "cli/stdio_config.h"
 #include "console/console_http.h"
@@ -170,6 +171,17 @@ int ServeCommand(const ServeOptions& options) {
               << "\n";
     return 2;
   }
+  // The MCP task table (docs/mcp.md "Tasks"): in memory, or shared in
+  // PostgreSQL.
+  std::shared_ptr<tasks::TaskStore> task_store;
+  if (cfg->tasks.mode != "never") {
+    StatusOr<std::shared_ptr<tasks::TaskStore>> opened = state::OpenTaskStore(*cfg);
+    if (!opened.ok()) {
+      std::cerr << "airlock: MCP tasks: " << opened.status().message() << "\n";
+      return 2;
+    }
+    task_store = std::move(*opened);
+  }
   // One book of sessions for every endpoint (each caller sees only its own).
   std::unique_ptr<sessions::SessionRegistry> session_registry;
   if (cfg->sessions.enabled) {
@@ -195,7 +207,8 @@ int ServeCommand(const ServeOptions& options) {
                           .code_tools = code_tools->get(),
                           .audit = audit_log->get(),
                           .sessions = session_registry.get(),
-                          .runs = &runs};
+                          .runs = &runs,
+                          .tasks = task_store};
     return std::make_unique<mcp::McpServer>(*cfg, serve_metrics.executor(), gw->get(), so);
   };
   if (options.http.empty()) {
@@ -308,14 +321,21 @@ int ServeCommand(const ServeOptions& options) {
   // The operators' console (docs/console.md): only with per-person keys,
   // since only an admin role's key signs in.
   std::unique_ptr<console::ConsoleHttp> operator_console;
-  if (keys && cfg->server.http.console_enabled) {
+  // Single sign-on (server.http.console.sso): administrators of the OpenID
+  // provider sign in without an API key.
+  StatusOr<std::unique_ptr<console::OidcSso>> console_sso = MakeConsoleSso(*cfg, *policy);
+  if (!console_sso.ok()) {
+    std::cerr << "airlock: " << console_sso.status().message() << "\n";
+    return 2;
+  }
+  if ((keys || *console_sso) && cfg->server.http.console_enabled) {
     console::ConsoleSessionOptions co;
     co.cookie_path = cfg->server.http.console_path;
     co.lifetime = std::chrono::seconds(cfg->server.http.console_idle_timeout_s);
     co.max_lifetime = std::chrono::seconds(cfg->server.http.console_max_lifetime_s);
     console::ConsoleDeps deps{
         .authenticate = http->authenticate,
-        .key_active = [k = keys.get()](std::string_view id) { return k->IsActive(std::string(id)); },
+        .key_active = [k = keys.get()](std::string_view id) { return k == nullptr || k->IsActive(std::string(id)); },
         .policy = &*policy,
         .runs = &runs,
         .audit = audit_log->get(),
@@ -336,7 +356,10 @@ int ServeCommand(const ServeOptions& options) {
               return {{"enabled", true}, {"open", r->open_count()}, {"max_total", r->max_total()},
                       {"max_per_caller", cfg->sessions.max_per_caller}};
             },
-        .tls = cfg->server.http.console_https};
+        .tls = cfg->server.http.console_https || cfg->server.http.tls.enabled(),
+        .sso = console_sso->get(),
+        .sso_role = cfg->server.http.console_sso.role,
+        .allow_key_signin = !*console_sso || cfg->server.http.console_sso.allow_key_signin};
     console::SignInThrottle::Options signin{
         .max_failures = cfg->server.http.console_signin_max_failures,
         .window = std::chrono::seconds(cfg->server.http.console_signin_window_s)};
@@ -365,6 +388,9 @@ int ServeCommand(const ServeOptions& options) {
   std::cerr << "airlock " << AIRLOCK_VERSION << " serving MCP (Streamable HTTP) at";
   for (const auto& [path, server] : servers) std::cerr << " " << transport.url(path);
   std::cerr << "\n"
+            << (http->tls ? "TLS " + http->tls->settings().min_version + "+ with " + http->tls->Current()->description() +
+                                " (SIGHUP re-reads the certificate and key)\n"
+                          : "")
             << (http->bearer_token.empty() ? "" : "clients must send: Authorization: Bearer <token from the token file>\n")
             << (keys ? "clients must send: Authorization: Bearer <an API key from `airlock keys create`>\n" : "")
             << (operator_console ? "operators' console (admin API keys): " + transport.url(operator_console->prefix()) + "/\n"
@@ -376,6 +402,7 @@ int ServeCommand(const ServeOptions& options) {
   for (;;) {
     sigwait(&stop_or_reload, &sig);
     if (sig != SIGHUP) break;
+    if (http->tls) ReloadTls(http->tls.get());
     ReportReload(options.config_path, apply_command_line, *cfg, keys.get());
   }
   DrainAndStop(sig, transport, runs, client, std::chrono::seconds(cfg->server.shutdown_grace_s), &stop);

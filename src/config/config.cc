@@ -122,9 +122,51 @@ class ObjectReader {
 
 constexpr uint64_t kU64Max = std::numeric_limits<uint64_t>::max();
 
+Status ReadConsoleSso(const ObjectReader& r, ConsoleSsoConfig* c) {
+  AIRLOCK_RETURN_IF_ERROR(r.Check({"issuer", "client_id", "client_secret_file", "redirect_uri", "scopes",
+                                   "provider_name", "admin_claim", "admin_values", "role", "allow_key_signin"}));
+  AIRLOCK_RETURN_IF_ERROR(r.Str("issuer", &c->issuer));
+  AIRLOCK_RETURN_IF_ERROR(r.Str("client_id", &c->client_id));
+  AIRLOCK_RETURN_IF_ERROR(r.Str("client_secret_file", &c->client_secret_file));
+  AIRLOCK_RETURN_IF_ERROR(r.Str("redirect_uri", &c->redirect_uri));
+  AIRLOCK_RETURN_IF_ERROR(r.Str("scopes", &c->scopes));
+  AIRLOCK_RETURN_IF_ERROR(r.Str("provider_name", &c->provider_name));
+  AIRLOCK_RETURN_IF_ERROR(r.Str("admin_claim", &c->admin_claim));
+  AIRLOCK_RETURN_IF_ERROR(r.StrList("admin_values", &c->admin_values));
+  AIRLOCK_RETURN_IF_ERROR(r.Str("role", &c->role));
+  AIRLOCK_RETURN_IF_ERROR(r.Bool("allow_key_signin", &c->allow_key_signin));
+  if (c->issuer.empty()) {
+    if (!c->client_id.empty() || !c->client_secret_file.empty()) {
+      return InvalidArgument(r.PathOf("issuer") + ": required when console.sso is configured");
+    }
+    return OkStatus();
+  }
+  const bool https = c->issuer.rfind("https://", 0) == 0;
+  const bool loopback = c->issuer.rfind("http://127.0.0.1", 0) == 0 || c->issuer.rfind("http://localhost", 0) == 0 ||
+                        c->issuer.rfind("http://[::1]", 0) == 0;
+  if (!https && !loopback) return InvalidArgument(r.PathOf("issuer") + ": expected an https:// URL");
+  if (c->client_id.empty()) return InvalidArgument(r.PathOf("client_id") + ": required with console.sso.issuer");
+  if (c->client_secret_file.empty()) {
+    return InvalidArgument(r.PathOf("client_secret_file") + ": required with console.sso.issuer");
+  }
+  if (c->admin_claim.empty()) return InvalidArgument(r.PathOf("admin_claim") + ": must not be empty");
+  if (c->admin_values.empty()) {
+    return InvalidArgument(r.PathOf("admin_values") + ": name at least one value that makes a user an administrator");
+  }
+  if (c->scopes.find("openid") == std::string::npos) {
+    return InvalidArgument(r.PathOf("scopes") + ": must include \"openid\"");
+  }
+  if (!c->redirect_uri.empty() && c->redirect_uri.rfind("https://", 0) != 0 &&
+      c->redirect_uri.rfind("http://", 0) != 0) {
+    return InvalidArgument(r.PathOf("redirect_uri") + ": expected an http(s):// URL");
+  }
+  return OkStatus();
+}
+
 Status ReadConsole(const ObjectReader& r, HttpConfig* c) {
-  AIRLOCK_RETURN_IF_ERROR(r.Check(
-      {"enabled", "path", "idle_timeout_s", "max_lifetime_s", "https", "signin_max_failures", "signin_window_s"}));
+  AIRLOCK_RETURN_IF_ERROR(r.Check({"enabled", "path", "idle_timeout_s", "max_lifetime_s", "https",
+                                   "signin_max_failures", "signin_window_s", "sso"}));
+  AIRLOCK_RETURN_IF_ERROR(ReadConsoleSso(r.Child("sso"), &c->console_sso));
   AIRLOCK_RETURN_IF_ERROR(r.U64("signin_max_failures", &c->console_signin_max_failures, 1, 1000));
   AIRLOCK_RETURN_IF_ERROR(r.U64("signin_window_s", &c->console_signin_window_s, 1, 86400));
   AIRLOCK_RETURN_IF_ERROR(r.Bool("https", &c->console_https));
@@ -141,10 +183,33 @@ Status ReadConsole(const ObjectReader& r, HttpConfig* c) {
   return OkStatus();
 }
 
+Status ReadIntrospection(const ObjectReader& r, OAuthIntrospectionConfig* c) {
+  AIRLOCK_RETURN_IF_ERROR(r.Check({"endpoint", "client_id", "client_secret_file", "client_secret_env", "all_tokens",
+                                   "cache_s", "cache_max_entries", "max_per_minute"}));
+  AIRLOCK_RETURN_IF_ERROR(r.Str("endpoint", &c->endpoint));
+  AIRLOCK_RETURN_IF_ERROR(r.Str("client_id", &c->client_id));
+  AIRLOCK_RETURN_IF_ERROR(r.Str("client_secret_file", &c->client_secret_file));
+  AIRLOCK_RETURN_IF_ERROR(r.Str("client_secret_env", &c->client_secret_env));
+  AIRLOCK_RETURN_IF_ERROR(r.Bool("all_tokens", &c->all_tokens));
+  AIRLOCK_RETURN_IF_ERROR(r.U64("cache_s", &c->cache_s, 0, 300));
+  AIRLOCK_RETURN_IF_ERROR(r.U64("cache_max_entries", &c->cache_max_entries, 1, 1'000'000));
+  AIRLOCK_RETURN_IF_ERROR(r.U64("max_per_minute", &c->max_per_minute, 1, 1'000'000));
+  const bool has_file = !c->client_secret_file.empty();
+  const bool has_env = !c->client_secret_env.empty();
+  if (!c->client_id.empty() && has_file == has_env) {
+    return InvalidArgument(r.PathOf("client_id") + ": give exactly one of client_secret_file and client_secret_env");
+  }
+  if (c->client_id.empty() && (has_file || has_env || !c->endpoint.empty() || c->all_tokens)) {
+    return InvalidArgument(r.PathOf("client_id") + ": required for introspection (airlock's client at the server)");
+  }
+  return OkStatus();
+}
+
 Status ReadOAuth(const ObjectReader& r, OAuthConfig* c) {
   AIRLOCK_RETURN_IF_ERROR(r.Check({"issuer", "resource", "authorization_servers", "jwks_uri", "scopes_supported",
                                    "required_scope", "role_rules", "jwks_refresh_min_s", "clock_skew_s",
-                                   "max_token_bytes", "behind_tls_proxy"}));
+                                   "max_token_bytes", "behind_tls_proxy", "introspection"}));
+  AIRLOCK_RETURN_IF_ERROR(ReadIntrospection(r.Child("introspection"), &c->introspection));
   AIRLOCK_RETURN_IF_ERROR(r.Str("issuer", &c->issuer));
   AIRLOCK_RETURN_IF_ERROR(r.Str("resource", &c->resource));
   AIRLOCK_RETURN_IF_ERROR(r.StrList("authorization_servers", &c->authorization_servers));
@@ -175,8 +240,26 @@ Status ReadOAuth(const ObjectReader& r, OAuthConfig* c) {
       c->role_rules.push_back(std::move(out));
     }
   }
+  if (c->issuer.empty() && !c->introspection.client_id.empty()) {
+    return InvalidArgument(r.PathOf("introspection") + ": needs issuer (OAuth is off without it)");
+  }
   if (!c->issuer.empty() && c->resource.empty()) {
     return InvalidArgument(r.PathOf("resource") + ": required when issuer is set (this server's canonical URI)");
+  }
+  return OkStatus();
+}
+
+Status ReadHttpTls(const ObjectReader& r, HttpConfig::Tls* c) {
+  AIRLOCK_RETURN_IF_ERROR(r.Check({"cert_file", "key_file", "min_version"}));
+  AIRLOCK_RETURN_IF_ERROR(r.Str("cert_file", &c->cert_file));
+  AIRLOCK_RETURN_IF_ERROR(r.Str("key_file", &c->key_file));
+  AIRLOCK_RETURN_IF_ERROR(r.Str("min_version", &c->min_version));
+  if (c->cert_file.empty() != c->key_file.empty()) {
+    return InvalidArgument(r.PathOf(c->cert_file.empty() ? "cert_file" : "key_file") +
+                           ": cert_file and key_file go together (both set: HTTPS; neither: plain HTTP)");
+  }
+  if (c->min_version != "1.2" && c->min_version != "1.3") {
+    return InvalidArgument(r.PathOf("min_version") + ": expected \"1.2\" or \"1.3\"");
   }
   return OkStatus();
 }
@@ -184,8 +267,9 @@ Status ReadOAuth(const ObjectReader& r, OAuthConfig* c) {
 Status ReadHttp(const ObjectReader& r, HttpConfig* c) {
   AIRLOCK_RETURN_IF_ERROR(r.Check({"listen", "allowed_origins", "allowed_hosts", "token_file", "keys_file", "api_keys",
                                    "metrics_token_file", "session_idle_timeout_s", "threads", "max_sessions", "console",
-                                   "body_timeout_s", "body_min_rate", "oauth"}));
+                                   "body_timeout_s", "body_min_rate", "oauth", "tls"}));
   AIRLOCK_RETURN_IF_ERROR(ReadOAuth(r.Child("oauth"), &c->oauth));
+  AIRLOCK_RETURN_IF_ERROR(ReadHttpTls(r.Child("tls"), &c->tls));
   AIRLOCK_RETURN_IF_ERROR(r.U64("body_timeout_s", &c->body_timeout_s, 1, 3600));
   AIRLOCK_RETURN_IF_ERROR(r.U64("body_min_rate", &c->body_min_rate, 0, 1ull << 30));
   AIRLOCK_RETURN_IF_ERROR(r.Str("listen", &c->listen));
@@ -302,7 +386,7 @@ StatusOr<Config> ConfigFromJson(const json& j) {
   ObjectReader root(j, "config");
   AIRLOCK_RETURN_IF_ERROR(root.Check({"$schema", "server", "limits", "languages", "pool", "build_cache", "mcpServers",
                                       "endpoints", "roles", "access", "codeMode", "audit", "sessions", "runner",
-                                      "state"}));
+                                      "state", "tasks"}));
   AIRLOCK_RETURN_IF_ERROR(ReadServer(root.Child("server"), &c.server));
   AIRLOCK_RETURN_IF_ERROR(ReadLimits(root.Child("limits"), &c.limits));
   ObjectReader langs = root.Child("languages");
@@ -413,6 +497,22 @@ StatusOr<Config> ConfigFromJson(const json& j) {
   if (c.sessions.idle_timeout_s > c.sessions.max_idle_timeout_s) {
     return InvalidArgument("config.sessions.idle_timeout_s: exceeds max_idle_timeout_s");
   }
+  ObjectReader tk = root.Child("tasks");
+  AIRLOCK_RETURN_IF_ERROR(
+      tk.Check({"mode", "min_timeout_ms", "max_timeout_ms", "ttl_s", "max_per_caller", "poll_interval_ms", "lease_s"}));
+  AIRLOCK_RETURN_IF_ERROR(tk.Str("mode", &c.tasks.mode));
+  if (c.tasks.mode != "never" && c.tasks.mode != "long" && c.tasks.mode != "always") {
+    return InvalidArgument("config.tasks.mode: expected \"never\", \"long\" or \"always\"");
+  }
+  AIRLOCK_RETURN_IF_ERROR(tk.U64("min_timeout_ms", &c.tasks.min_timeout_ms, 0, 7 * 86400 * 1000ull));
+  AIRLOCK_RETURN_IF_ERROR(tk.U64("max_timeout_ms", &c.tasks.max_timeout_ms, 1, 86400 * 1000ull));
+  AIRLOCK_RETURN_IF_ERROR(tk.U64("ttl_s", &c.tasks.ttl_s, 1, 7 * 86400));
+  AIRLOCK_RETURN_IF_ERROR(tk.U64("max_per_caller", &c.tasks.max_per_caller, 1, 1024));
+  AIRLOCK_RETURN_IF_ERROR(tk.U64("poll_interval_ms", &c.tasks.poll_interval_ms, 10, 600000));
+  AIRLOCK_RETURN_IF_ERROR(tk.U64("lease_s", &c.tasks.lease_s, 3, 3600));
+  if (c.tasks.ttl_s * 1000 <= c.tasks.max_timeout_ms) {
+    return InvalidArgument("config.tasks.ttl_s: must exceed max_timeout_ms (a task must outlive its run)");
+  }
   ObjectReader audit = root.Child("audit");
   AIRLOCK_RETURN_IF_ERROR(audit.Check({"enabled", "path", "fail_closed", "sync"}));
   AIRLOCK_RETURN_IF_ERROR(audit.Str("sync", &c.audit.sync));
@@ -482,7 +582,23 @@ json ConfigToJson(const Config& c) {
             {"max_lifetime_s", h.console_max_lifetime_s},
             {"https", h.console_https},
             {"signin_max_failures", h.console_signin_max_failures},
-            {"signin_window_s", h.console_signin_window_s}}},
+            {"signin_window_s", h.console_signin_window_s},
+            {"sso",
+             {{"issuer", h.console_sso.issuer.empty() ? json(nullptr) : json(h.console_sso.issuer)},
+              {"client_id", h.console_sso.client_id.empty() ? json(nullptr) : json(h.console_sso.client_id)},
+              {"client_secret_file",
+               h.console_sso.client_secret_file.empty() ? json(nullptr) : json(h.console_sso.client_secret_file)},
+              {"redirect_uri", h.console_sso.redirect_uri.empty() ? json(nullptr) : json(h.console_sso.redirect_uri)},
+              {"scopes", h.console_sso.scopes},
+              {"provider_name", h.console_sso.provider_name.empty() ? json(nullptr) : json(h.console_sso.provider_name)},
+              {"admin_claim", h.console_sso.admin_claim},
+              {"admin_values", h.console_sso.admin_values},
+              {"role", h.console_sso.role},
+              {"allow_key_signin", h.console_sso.allow_key_signin}}}}},
+          {"tls",
+           {{"cert_file", h.tls.cert_file.empty() ? json(nullptr) : json(h.tls.cert_file)},
+            {"key_file", h.tls.key_file.empty() ? json(nullptr) : json(h.tls.key_file)},
+            {"min_version", h.tls.min_version}}},
           {"oauth",
            {{"issuer", h.oauth.issuer.empty() ? json(nullptr) : json(h.oauth.issuer)},
             {"resource", h.oauth.resource.empty() ? json(nullptr) : json(h.oauth.resource)},
@@ -505,7 +621,20 @@ json ConfigToJson(const Config& c) {
             {"jwks_refresh_min_s", h.oauth.jwks_refresh_min_s},
             {"clock_skew_s", h.oauth.clock_skew_s},
             {"max_token_bytes", h.oauth.max_token_bytes},
-            {"behind_tls_proxy", h.oauth.behind_tls_proxy}}}}},
+            {"behind_tls_proxy", h.oauth.behind_tls_proxy},
+            {"introspection",
+             [&] {
+               const OAuthIntrospectionConfig& i = h.oauth.introspection;
+               auto str = [](const std::string& v) { return v.empty() ? json(nullptr) : json(v); };
+               return json{{"endpoint", str(i.endpoint)},
+                           {"client_id", str(i.client_id)},
+                           {"client_secret_file", str(i.client_secret_file)},
+                           {"client_secret_env", str(i.client_secret_env)},
+                           {"all_tokens", i.all_tokens},
+                           {"cache_s", i.cache_s},
+                           {"cache_max_entries", i.cache_max_entries},
+                           {"max_per_minute", i.max_per_minute}};
+             }()}}}}},
         {"max_message_bytes", c.server.max_message_bytes},
         {"max_concurrent_runs", c.server.max_concurrent_runs},
         {"max_queued_runs", c.server.max_queued_runs},
@@ -568,6 +697,14 @@ json ConfigToJson(const Config& c) {
         {"max_per_caller", c.sessions.max_per_caller},
         {"max_total", c.sessions.max_total},
         {"max_cpu_s", c.sessions.max_cpu_s}}},
+      {"tasks",
+       {{"mode", c.tasks.mode},
+        {"min_timeout_ms", c.tasks.min_timeout_ms},
+        {"max_timeout_ms", c.tasks.max_timeout_ms},
+        {"ttl_s", c.tasks.ttl_s},
+        {"max_per_caller", c.tasks.max_per_caller},
+        {"poll_interval_ms", c.tasks.poll_interval_ms},
+        {"lease_s", c.tasks.lease_s}}},
   };
   if (!c.mcp_servers.is_null()) out["mcpServers"] = c.mcp_servers;
   if (!c.endpoints.is_null()) out["endpoints"] = c.endpoints;
@@ -620,6 +757,26 @@ json ConfigSchemaDoc() {
       {"server.http.console.signin_window_s", "integer", "The window of signin_max_failures, seconds."},
       {"server.http.console.https", "boolean",
        "The console is reached over HTTPS (a TLS-terminating proxy): cookies get Secure, Origin must be https://."},
+      {"server.http.console.sso.issuer", "string|null",
+       "Console single sign-on with OpenID Connect (docs/console.md): the provider's issuer; unset = off."},
+      {"server.http.console.sso.client_id", "string|null", "The console's confidential client at the provider."},
+      {"server.http.console.sso.client_secret_file", "string|null",
+       "File holding the client secret (client_secret_basic), read at start."},
+      {"server.http.console.sso.redirect_uri", "string|null",
+       "The callback URL registered at the provider; unset = http[s]://<listen><console path>/sso/callback."},
+      {"server.http.console.sso.scopes", "string", "Scopes asked for (must include openid)."},
+      {"server.http.console.sso.provider_name", "string|null",
+       "The sign-in button's \"Sign in with <name>\"; unset = the issuer's host."},
+      {"server.http.console.sso.admin_claim", "string", "The ID token claim that makes a user an administrator."},
+      {"server.http.console.sso.admin_values", "string[]",
+       "Values of admin_claim (equal, a space-separated word, or an array element) that make an administrator."},
+      {"server.http.console.sso.role", "string", "The admin role of an administrator's console session."},
+      {"server.http.console.sso.allow_key_signin", "boolean", "Also offer the API key sign-in form."},
+      {"server.http.tls.cert_file", "string|null",
+       "PEM certificate chain: serve --http speaks HTTPS itself (with key_file; re-read on SIGHUP)."},
+      {"server.http.tls.key_file", "string|null", "PEM private key of tls.cert_file (unencrypted)."},
+      {"server.http.tls.min_version", "string",
+       "Oldest TLS version accepted: \"1.2\" (ECDHE with AES-GCM/ChaCha20-Poly1305) or \"1.3\"."},
       {"server.http.oauth.issuer", "string|null",
        "OAuth 2.1 resource server (docs/security.md): the authorization server's issuer; tokens' iss must equal "
        "it. Empty: OAuth off."},
@@ -639,6 +796,19 @@ json ConfigSchemaDoc() {
       {"server.http.oauth.max_token_bytes", "integer", "Longer bearer tokens are refused unread."},
       {"server.http.oauth.behind_tls_proxy", "boolean",
        "A TLS-terminating proxy serves airlock: allows OAuth on a non-loopback plain HTTP listener."},
+      {"server.http.oauth.introspection.endpoint", "string|null",
+       "RFC 7662 token introspection endpoint; empty: the issuer metadata's introspection_endpoint."},
+      {"server.http.oauth.introspection.client_id", "string|null",
+       "airlock's client at the authorization server (client_secret_basic); set: opaque tokens are introspected."},
+      {"server.http.oauth.introspection.client_secret_file", "string|null", "File holding the client secret."},
+      {"server.http.oauth.introspection.client_secret_env", "string|null",
+       "Environment variable holding the client secret (instead of the file)."},
+      {"server.http.oauth.introspection.all_tokens", "boolean", "Introspect JWTs too instead of validating them locally."},
+      {"server.http.oauth.introspection.cache_s", "integer",
+       "An introspection answer is reused this many seconds, never past the token's exp; 0: never."},
+      {"server.http.oauth.introspection.cache_max_entries", "integer", "Most cached answers (keyed by token hash)."},
+      {"server.http.oauth.introspection.max_per_minute", "integer",
+       "Most introspection requests a minute; past it tokens not in the cache get 503."},
       {"server.max_message_bytes", "integer", "Largest JSON-RPC message (stdio line or POST body)."},
       {"server.max_concurrent_runs", "integer", "Runs executing at once; 0 = number of cores."},
       {"server.max_queued_runs", "integer", "Runs waiting for a slot; beyond it calls fail fast as busy."},
@@ -700,6 +870,15 @@ json ConfigSchemaDoc() {
       {"sessions.max_per_caller", "integer", "Open sessions per caller (default 4)."},
       {"sessions.max_total", "integer", "Open sessions in all (default 0: memory / (2 x default memory), 1..64)."},
       {"sessions.max_cpu_s", "integer", "CPU seconds a session's interpreter may use over its life (default 600)."},
+      {"tasks.mode", "string",
+       "MCP tasks for run_code/execute (modern clients declaring io.modelcontextprotocol/tasks): never, long, always."},
+      {"tasks.min_timeout_ms", "integer", "With mode long: a call asking at least this timeout becomes a task (30000)."},
+      {"tasks.max_timeout_ms", "integer", "The most a task's run may ask (timeout_ms), above limits.max_timeout_ms (600000)."},
+      {"tasks.ttl_s", "integer", "A task (and its result) is gone this long after it was created (3600)."},
+      {"tasks.max_per_caller", "integer", "Working tasks per caller; past it the call is a tool error (8)."},
+      {"tasks.poll_interval_ms", "integer", "The pollIntervalMs tasks tell clients (1000)."},
+      {"tasks.lease_s", "integer",
+       "A working task's lease, renewed by its gateway; a dead gateway's tasks read failed after it (30)."},
       {"build_cache.enabled", "boolean", "Keep compiled programs by content in `airlock serve`'s runner (default true)."},
       {"build_cache.max_mb", "integer", "Disk bound of the build cache; least recently used entries go first (256)."},
       {"build_cache.dir", "string", "Where it lives (absolute; default <state dir>/build-cache, mode 0700)."},

@@ -33,6 +33,43 @@ struct OAuthRoleRule {
   std::string role;
 };
 
+// server.http.oauth.introspection: opaque access tokens checked at the
+// authorization server's RFC 7662 endpoint. Off while `client_id` is empty.
+struct OAuthIntrospectionConfig {
+  std::string endpoint;   // empty: the issuer metadata's introspection_endpoint
+  std::string client_id;  // airlock's own client at the authorization server
+  // The client secret (client_secret_basic): read from this file, or from
+  // this environment variable; exactly one with client_id. Never in the
+  // config itself, which `airlock config` prints.
+  std::string client_secret_file;
+  std::string client_secret_env;
+  bool all_tokens = false;             // introspect JWTs too (else they are validated locally)
+  uint64_t cache_s = 5;                // an answer is reused this long (never past the token's exp); 0: never
+  uint64_t cache_max_entries = 4096;   // cached answers (hashes of tokens), oldest evicted first
+  uint64_t max_per_minute = 600;       // introspection requests a minute; past it: 503
+};
+
+// server.http.console.sso: console single sign-on with OpenID Connect
+// (issue 31, docs/console.md). Off while `issuer` is empty.
+struct ConsoleSsoConfig {
+  std::string issuer;     // the OpenID provider's issuer (exact `iss`; discovery from it)
+  std::string client_id;  // the console's confidential client at the provider
+  // The client secret (client_secret_basic), read from this file at start;
+  // never in the config itself.
+  std::string client_secret_file;
+  // Where the provider sends the browser back; empty: derived from the
+  // listener ("http[s]://<listen><console path>/sso/callback").
+  std::string redirect_uri;
+  std::string scopes = "openid profile email";
+  std::string provider_name;  // the button's "Sign in with <name>"; empty: the issuer's host
+  // A user is an administrator when the ID token's `admin_claim` equals or
+  // contains one of `admin_values` (string, space-separated words or array).
+  std::string admin_claim = "groups";
+  std::vector<std::string> admin_values;
+  std::string role = "admin";  // the (admin) role an administrator's console session has
+  bool allow_key_signin = true;  // the API key form too
+};
+
 // server.http.oauth: airlock as an OAuth 2.1 resource server (docs/security.md).
 // Off while `issuer` is empty.
 struct OAuthConfig {
@@ -49,6 +86,7 @@ struct OAuthConfig {
   // A TLS-terminating proxy serves airlock: OAuth on a non-loopback plain
   // HTTP listener is allowed (else refused at start).
   bool behind_tls_proxy = false;
+  OAuthIntrospectionConfig introspection;
 };
 
 struct HttpConfig {
@@ -91,6 +129,15 @@ struct HttpConfig {
   // the window, sign-in answers 429 until the window ends.
   uint64_t console_signin_max_failures = 5;
   uint64_t console_signin_window_s = 60;
+  ConsoleSsoConfig console_sso;  // console.sso
+  // HTTPS without a proxy (server.http.tls, docs/security.md): both files
+  // set, or neither (plain HTTP). Re-read on SIGHUP.
+  struct Tls {
+    std::string cert_file;  // PEM certificate chain
+    std::string key_file;   // PEM private key
+    std::string min_version = "1.2";  // "1.2" or "1.3"
+    bool enabled() const { return !cert_file.empty(); }
+  } tls;
   OAuthConfig oauth;
 };
 
@@ -194,6 +241,24 @@ struct SessionsConfig {
   uint64_t max_cpu_s = 600;            // CPU time of a session's interpreter, all calls together
 };
 
+// "tasks": the MCP Tasks extension (io.modelcontextprotocol/tasks) for
+// run_code and execute on the modern protocol (docs/mcp.md "Tasks").
+struct TasksConfig {
+  // "never": no tasks; "long": a call whose timeout (run_code timeout_ms,
+  // execute limits.wall_ms) is at least min_timeout_ms, or above
+  // limits.max_timeout_ms, becomes a task; "always": every such call does.
+  // Only for clients that declare the extension on the request.
+  std::string mode = "long";
+  uint64_t min_timeout_ms = 30000;
+  uint64_t max_timeout_ms = 600000;  // the most a task's run may ask (above limits.max_timeout_ms)
+  uint64_t ttl_s = 3600;             // a task is gone this long after it was created
+  uint64_t max_per_caller = 8;       // working tasks per caller
+  uint64_t poll_interval_ms = 1000;  // the pollIntervalMs clients are told
+  // A working task's lease, renewed by its gateway every third of it: a
+  // gateway that dies leaves its tasks "failed" this long after at most.
+  uint64_t lease_s = 30;
+};
+
 struct LanguagesConfig {
   std::vector<std::string> enabled;  // empty: every installed language
   // The isolation tier a run gets when it names none: "native" or "wasm".
@@ -253,6 +318,7 @@ struct Config {
   PoolConfig pool;
   BuildCacheConfig build_cache;
   SessionsConfig sessions;
+  TasksConfig tasks;
   // Reserved for later features; stored verbatim (null when absent).
   nlohmann::json mcp_servers;  // "mcpServers"
   nlohmann::json endpoints;    // "endpoints"

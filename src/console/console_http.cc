@@ -71,6 +71,7 @@ void ConsoleHttp::Handle(const httplib::Request& req, httplib::Response& res) {
   if (path.substr(0, prefix_.size()) != prefix_) return ReplyError(res, 404, "not a console path");
   const std::string_view rest = path.substr(prefix_.size());
   if (rest.rfind("/api/", 0) == 0) return Api(req, res, rest.substr(5));
+  if (rest.rfind("/sso/", 0) == 0) return SsoPage(req, res, rest.substr(5));
   ServePage(req, res, rest);
 }
 
@@ -100,6 +101,7 @@ void ConsoleHttp::Api(const httplib::Request& req, httplib::Response& res, std::
     if (!post) return ReplyError(res, 405, "sign in with POST");
     return SignIn(req, res);
   }
+  if (p.size() == 1 && p[0] == "signin-options" && get) return SignInOptions(res);
   // Which handler, and whether it changes state (POST: CSRF and same origin).
   using Handler = void (ConsoleHttp::*)(const Call&);
   Handler handler = nullptr;
@@ -172,6 +174,10 @@ void ConsoleHttp::SignIn(const httplib::Request& req, httplib::Response& res) {
   if (CrossSite(req, deps_.tls)) {
     DenySignIn(source, "", "", {{"reason", "cross-site request"}});
     return ReplyError(res, 403, "cross-site sign-in refused");
+  }
+  if (!deps_.allow_key_signin) {
+    DenySignIn(source, "", "", {{"reason", "API key sign-in is turned off"}});
+    return ReplyError(res, 403, "sign-in with an API key is turned off on this server: use single sign-on");
   }
   const std::string authorization = req.get_header_value("Authorization");
   const std::string_view token = mcp::BearerToken(authorization);

@@ -11,6 +11,9 @@
 //     GET audit/runs/RUN_ID  GET audit/verify
 //     GET keys  POST keys  POST keys/ID/revoke
 //     GET live  POST live/cancel
+//     GET signin-options  (no session needed: which sign-ins the page offers)
+//   <prefix>/sso/login        single sign-on with OpenID Connect (oidc_sso.h,
+//   <prefix>/sso/callback     console_sso.cc): to the provider and back
 //
 // The rules are the CLI's (admin/code_tool_review.h, admin/key_admin.h,
 // audit/audit_filters.h): the console is one more way to call them.
@@ -39,6 +42,7 @@
 #include "auth/key_store.h"
 #include "codetools/code_tool_store.h"
 #include "console/console_sessions.h"
+#include "console/oidc_sso.h"
 #include "console/signin_throttle.h"
 #include "governance/policy.h"
 #include "mcp/run_tracker.h"
@@ -65,6 +69,10 @@ struct ConsoleDeps {
   std::function<nlohmann::json()> connector_health;  // [gateway::Connector::Health()...]
   std::function<nlohmann::json()> session_stats;     // {"open": n, ...}
   bool tls = false;                                  // cookies get Secure
+  // Single sign-on with OpenID Connect (server.http.console.sso); null: off.
+  OidcSso* sso = nullptr;
+  std::string sso_role = "admin";  // the (admin) role of an administrator's SSO session
+  bool allow_key_signin = true;    // POST api/signin with an API key
 };
 
 class ConsoleHttp {
@@ -90,6 +98,11 @@ class ConsoleHttp {
   void ServePage(const httplib::Request& req, httplib::Response& res, std::string_view rest);
   void Api(const httplib::Request& req, httplib::Response& res, std::string_view api_path);
   void SignIn(const httplib::Request& req, httplib::Response& res);
+  void SignInOptions(httplib::Response& res);
+  // Single sign-on (console_sso.cc): <prefix>/sso/login and /sso/callback.
+  void SsoPage(const httplib::Request& req, httplib::Response& res, std::string_view rest);
+  void SsoLogin(const httplib::Request& req, httplib::Response& res);
+  void SsoCallback(const httplib::Request& req, httplib::Response& res);
   // A refused sign-in: counted for its source, audited unless coalesced.
   void DenySignIn(const std::string& source, const std::string& actor, const std::string& target,
                   nlohmann::json detail);

@@ -44,11 +44,13 @@ ConsoleSessions::ConsoleSessions(ConsoleSessionOptions options) : options_(std::
 
 int64_t ConsoleSessions::Now() const { return options_.now_ms ? options_.now_ms() : SystemNowMs(); }
 
-StatusOr<ConsoleSession> ConsoleSessions::SignIn(const governance::Caller& who) {
+StatusOr<ConsoleSession> ConsoleSessions::SignIn(const governance::Caller& who, int64_t hard_expires_ms) {
   AIRLOCK_ASSIGN_OR_RETURN(std::string id, RandomHex(16));
   AIRLOCK_ASSIGN_OR_RETURN(std::string csrf, RandomHex(16));
   ConsoleSession s{.id = id, .csrf = csrf, .who = who, .created_ms = Now(), .expires_ms = 0};
   s.expires_ms = s.created_ms + std::chrono::duration_cast<std::chrono::milliseconds>(options_.lifetime).count();
+  s.hard_expires_ms = hard_expires_ms;
+  if (hard_expires_ms > 0) s.expires_ms = std::min(s.expires_ms, hard_expires_ms);
   std::lock_guard<std::mutex> lock(mu_);
   // Expired ones go first; past the cap, the oldest.
   std::erase_if(sessions_, [&](const auto& e) { return e.second.expires_ms <= s.created_ms; });
@@ -73,7 +75,7 @@ StatusOr<ConsoleSession> ConsoleSessions::Find(std::string_view id) {
   ConsoleSession& s = it->second;
   const int64_t idle = std::chrono::duration_cast<std::chrono::milliseconds>(options_.lifetime).count();
   const int64_t cap = s.created_ms + std::chrono::duration_cast<std::chrono::milliseconds>(options_.max_lifetime).count();
-  s.expires_ms = std::min(now + idle, cap);
+  s.expires_ms = std::min(now + idle, s.hard_expires_ms > 0 ? std::min(cap, s.hard_expires_ms) : cap);
   return s;
 }
 

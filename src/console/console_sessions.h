@@ -41,6 +41,9 @@ struct ConsoleSession {
   governance::Caller who;
   int64_t created_ms = 0;
   int64_t expires_ms = 0;
+  // Never past this, used or not (0: only max_lifetime): a single sign-on
+  // session ends with its ID token (oidc_sso.h).
+  int64_t hard_expires_ms = 0;
 };
 
 struct ConsoleSessionOptions {
@@ -55,7 +58,8 @@ class ConsoleSessions {
  public:
   explicit ConsoleSessions(ConsoleSessionOptions options = {});
 
-  StatusOr<ConsoleSession> SignIn(const governance::Caller& who);
+  // `hard_expires_ms` (0: none) caps the session below max_lifetime.
+  StatusOr<ConsoleSession> SignIn(const governance::Caller& who, int64_t hard_expires_ms = 0);
   // The live session with this cookie value (its idle deadline moves);
   // NotFound when unknown, ended or expired (one message for all three).
   StatusOr<ConsoleSession> Find(std::string_view id);

@@ -81,6 +81,20 @@ CREATE TABLE api_keys (
   sha256 TEXT NOT NULL UNIQUE);
 )sql";
 
+// Version 4: MCP tasks (the io.modelcontextprotocol/tasks extension,
+// tasks/task_store.h): one row per task until its TTL has passed.
+constexpr char kTasks[] = R"sql(
+CREATE TABLE mcp_tasks (
+  id TEXT PRIMARY KEY, owner TEXT NOT NULL, tool TEXT NOT NULL, run_id TEXT NOT NULL,
+  status TEXT NOT NULL, status_message TEXT NOT NULL,
+  created_ms BIGINT NOT NULL, updated_ms BIGINT NOT NULL, ttl_ms BIGINT NOT NULL,
+  lease_owner TEXT NOT NULL, lease_expires_ms BIGINT NOT NULL,
+  result TEXT NOT NULL DEFAULT '', error TEXT NOT NULL DEFAULT '',
+  cancel_requested BOOLEAN NOT NULL DEFAULT false);
+CREATE INDEX mcp_tasks_owner ON mcp_tasks (owner, status);
+CREATE INDEX mcp_tasks_expiry ON mcp_tasks ((created_ms + ttl_ms));
+)sql";
+
 constexpr char kCreateTable[] =
     "CREATE TABLE IF NOT EXISTS airlock_schema_migrations ("
     " version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
@@ -130,6 +144,7 @@ const std::vector<PgMigration>& PgMigrations() {
       {kPgSchemaAuditLog, "audit log", kAuditLog},
       {kPgSchemaCodeTools, "code tools", kCodeTools},
       {kPgSchemaApiKeys, "api keys", kApiKeys},
+      {kPgSchemaTasks, "mcp tasks", kTasks},
   };
   return m;
 }

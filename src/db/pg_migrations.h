@@ -41,6 +41,7 @@ struct PgMigration {
 constexpr int kPgSchemaAuditLog = 1;
 constexpr int kPgSchemaCodeTools = 2;
 constexpr int kPgSchemaApiKeys = 3;
+constexpr int kPgSchemaTasks = 4;  // MCP tasks (tasks/pg_task_store.h)
 
 // pg_advisory_lock key held while migrating ("airlock" + 0x01).
 constexpr int64_t kPgMigrationLock = 0x6169726c6f636b01;

@@ -8,7 +8,7 @@
 #include "base/encoding.h"
 #include "gateway/modern_headers.h"
 #include "gateway/sse_parser.h"
-#include "mcp/json_rpc.h"
+#include "protocol/json_rpc.h"
 
 namespace airlock::gateway {
 namespace {
@@ -124,7 +124,7 @@ HttpClientTransport::PostOutcome HttpClientTransport::Post(const json& message, 
   req.path = path_;
   for (auto& [k, v] : Headers(false, &message)) req.headers.emplace(k, v);
   req.headers.emplace("Content-Type", "application/json");
-  req.body = mcp::jsonrpc::Serialize(message);
+  req.body = protocol::jsonrpc::Serialize(message);
 
   bool is_sse = false;
   std::string body;

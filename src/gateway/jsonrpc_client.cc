@@ -4,7 +4,7 @@
 
 #include "base/encoding.h"
 #include "base/json_depth.h"
-#include "mcp/json_rpc.h"
+#include "protocol/json_rpc.h"
 #include "protocol/mcp_eras.h"
 
 namespace airlock::gateway {
@@ -150,9 +150,9 @@ Status McpClient::ErrorToStatus(const json& error) const {
   message = SanitizeUtf8(TruncateUtf8(message, kMaxErrorMessageBytes));
   std::string text = name_ + ": " + message + " (JSON-RPC error " + std::to_string(code) + ")";
   switch (code) {
-    case mcp::jsonrpc::kInvalidParams:
+    case protocol::jsonrpc::kInvalidParams:
       return InvalidArgument(text);
-    case mcp::jsonrpc::kMethodNotFound:
+    case protocol::jsonrpc::kMethodNotFound:
       return NotFound(text);
     default:
       return Internal(text);
@@ -175,8 +175,8 @@ void McpClient::OnMessage(json m) {
   if (has_method && has_id) {  // a request from the server
     const std::string method = m["method"].get<std::string>();
     json reply = method == "ping"
-                     ? mcp::jsonrpc::MakeResult(m["id"], json::object())
-                     : mcp::jsonrpc::MakeError(m["id"], mcp::jsonrpc::kMethodNotFound,
+                     ? protocol::jsonrpc::MakeResult(m["id"], json::object())
+                     : protocol::jsonrpc::MakeError(m["id"], protocol::jsonrpc::kMethodNotFound,
                                                "airlock does not support " + method);
     [[maybe_unused]] Status ignored = transport_->Send(reply);
     return;

@@ -10,7 +10,7 @@
 #include <iostream>
 
 #include "base/line_splitter.h"
-#include "mcp/json_rpc.h"
+#include "protocol/json_rpc.h"
 
 namespace airlock::gateway {
 namespace {
@@ -92,7 +92,7 @@ Status StdioClientTransport::Start(TransportCallbacks callbacks) {
 }
 
 Status StdioClientTransport::Send(const nlohmann::json& message) {
-  std::string line = mcp::jsonrpc::Serialize(message);
+  std::string line = protocol::jsonrpc::Serialize(message);
   line.push_back('\n');
   std::lock_guard<std::mutex> lock(write_mu_);
   if (child_ == nullptr || closing_.load() || child_->stdin_fd() < 0) {

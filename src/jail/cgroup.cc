@@ -16,6 +16,7 @@
 
 #include "jail/cgroup_fs.h"
 #include "jail/cgroup_probe.h"
+#include "jail/cpu_ceiling.h"
 
 namespace airlock::jail {
 namespace {
@@ -363,9 +364,12 @@ Status Cgroup::ApplyLimits(const CgroupLimits& limits, const CgroupReport& repor
   }
   AIRLOCK_RETURN_IF_ERROR(fs::WriteFile(pids_dir_ + "/pids.max", std::to_string(limits.max_pids)));
   if (!cpu_dir_.empty() && limits.cpu_quota_percent > 0) {
-    AIRLOCK_RETURN_IF_ERROR(fs::WriteFile(cpu_dir_ + "/cpu.cfs_period_us", std::to_string(kCpuPeriodUs)));
-    AIRLOCK_RETURN_IF_ERROR(
-        fs::WriteFile(cpu_dir_ + "/cpu.cfs_quota_us", std::to_string(std::max<uint64_t>(quota_us, 1000))));
+    // v1 refuses a quota above the nearest ancestor's share (a runner host
+    // under a container's CPU limit): ask for at most that (cpu_ceiling.h).
+    const CpuBandwidth cpu = ClampToCeiling({std::max<uint64_t>(quota_us, 1000), kCpuPeriodUs},
+                                            FindV1CpuCeiling(cpu_dir_.substr(0, cpu_dir_.rfind('/'))));
+    AIRLOCK_RETURN_IF_ERROR(fs::WriteFile(cpu_dir_ + "/cpu.cfs_period_us", std::to_string(cpu.period_us)));
+    AIRLOCK_RETURN_IF_ERROR(fs::WriteFile(cpu_dir_ + "/cpu.cfs_quota_us", std::to_string(cpu.quota_us)));
   }
   return OkStatus();
 }

@@ -53,6 +53,9 @@ struct CgroupReport {
   bool memory_swap = false;  // swap can be limited (or there is no swap at all)
   bool pids = false;
   bool cpu = false;
+  // v1: the CPUs the nearest ancestor's cpu.cfs_quota_us allows (0: no
+  // quota above us); every jail's quota is clamped to it (cpu_ceiling.h).
+  double cpu_ceiling_cpus = 0;
   std::string detail;  // human explanation, e.g. paths used or why unavailable
 };
 

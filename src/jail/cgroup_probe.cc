@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "jail/cgroup_fs.h"
+#include "jail/cpu_ceiling.h"
 
 namespace airlock::jail::cgroup_probe {
 namespace {
@@ -206,6 +207,14 @@ bool TryV1(HostPlan& plan, bool no_swap, std::string* why) {
   r.detail += " cpuacct=" + (l.v1_cpuacct.empty() ? std::string("(none)") : l.v1_cpuacct);
   r.detail += " freezer=" + (l.v1_freezer.empty() ? std::string("(none)") : l.v1_freezer);
   if (!r.memory_swap) r.detail += "; swap is on but cannot be limited (no memory.memsw.*: boot with swapaccount=1)";
+  if (r.cpu) {
+    if (std::optional<CpuCeiling> ceiling = FindV1CpuCeiling(l.v1_cpu)) {
+      r.cpu_ceiling_cpus = ceiling->cpus();
+      const std::string cpus = FormatCpus(ceiling->cpus());
+      r.detail += "; cpu: parent quota " + cpus + " CPUs (" + ceiling->dir + ": " + std::to_string(ceiling->quota_us) +
+                  "/" + std::to_string(ceiling->period_us) + " us); jails clamped to " + cpus;
+    }
+  }
   return true;
 }
 

@@ -62,7 +62,7 @@ ConnectionLobby::ConnectionLobby(Options options, ReadyFn ready)
 
 ConnectionLobby::~ConnectionLobby() { Stop(); }
 
-void ConnectionLobby::Add(int fd, bool kept_alive) {
+void ConnectionLobby::Add(int fd, bool kept_alive, std::unique_ptr<TlsConnection> tls) {
   std::lock_guard<std::mutex> lock(mu_);
   if (stopped_ || waiting_.size() >= options_.max_waiting) {
     shutdown(fd, SHUT_RDWR);
@@ -70,13 +70,37 @@ void ConnectionLobby::Add(int fd, bool kept_alive) {
     return;
   }
   const auto now = Clock::now();
-  waiting_[fd] = {now + (kept_alive ? options_.idle_timeout : options_.header_deadline), !kept_alive};
+  // A new TLS connection's handshake counts against its header deadline.
+  Waiting w{now + (kept_alive ? options_.idle_timeout : options_.header_deadline), !kept_alive};
+  w.handshaking = tls != nullptr && !kept_alive;
+  const bool pending = tls != nullptr && tls->HasPending();
+  w.tls = std::move(tls);
+  waiting_[fd] = std::move(w);
   // Edge-triggered: woken by new bytes only, so a partial header does not
   // spin; a connection whose header is already buffered is reported at once.
   epoll_event ev{};
   ev.events = EPOLLIN | EPOLLRDHUP | EPOLLET;
   ev.data.fd = fd;
-  if (epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fd, &ev) != 0) Close(fd);
+  if (epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fd, &ev) != 0) return Close(fd);
+  if (pending) {  // decrypted already: the kernel has nothing to report
+    recheck_.push_back(fd);
+    uint64_t one = 1;
+    [[maybe_unused]] ssize_t n = write(wake_.get(), &one, sizeof one);
+  }
+}
+
+ssize_t ConnectionLobby::Receive(int fd, Waiting& w, char* buf, size_t size) {
+  return w.tls ? w.tls->Read(buf, size) : recv(fd, buf, size, MSG_DONTWAIT);
+}
+
+void ConnectionLobby::SendBestEffort(int fd, Waiting* w, std::string_view bytes) {
+  if (w != nullptr && w->tls) {
+    if (!w->handshaking) {
+      [[maybe_unused]] ssize_t n = w->tls->Write(bytes.data(), bytes.size());
+    }
+    return;
+  }
+  [[maybe_unused]] ssize_t n = send(fd, bytes.data(), bytes.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
 void ConnectionLobby::Stop() {
@@ -109,14 +133,15 @@ void ConnectionLobby::Close(int fd) {
 void ConnectionLobby::Refuse(int fd, std::string_view status) {
   const std::string answer =
       "HTTP/1.1 " + std::string(status) + "\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
-  [[maybe_unused]] ssize_t n = send(fd, answer.data(), answer.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+  auto it = waiting_.find(fd);
+  SendBestEffort(fd, it == waiting_.end() ? nullptr : &it->second, answer);
   Close(fd);
 }
 
 void ConnectionLobby::RefuseAndDrain(int fd, Waiting& w, std::string_view status) {
   const std::string answer =
       "HTTP/1.1 " + std::string(status) + "\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
-  [[maybe_unused]] ssize_t n = send(fd, answer.data(), answer.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+  SendBestEffort(fd, &w, answer);
   shutdown(fd, SHUT_WR);
   w.draining = true;
   w.in_body = false;
@@ -147,9 +172,42 @@ void ConnectionLobby::HandOver(int fd, std::unique_lock<std::mutex>& lock) {
   epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, fd, nullptr);
   auto it = waiting_.find(fd);
   std::string request = std::move(it->second.request);
+  std::unique_ptr<TlsConnection> tls = std::move(it->second.tls);
   waiting_.erase(it);
   lock.unlock();
-  ready_(fd, std::move(request));
+  ready_(fd, std::move(request), std::move(tls));
+}
+
+void ConnectionLobby::CheckTls(int fd, Waiting& w, uint32_t events, std::unique_lock<std::mutex>& lock) {
+  if (w.handshaking) {
+    const TlsConnection::Step step = w.tls->Handshake();
+    if (step == TlsConnection::Step::kFailed) return Close(fd);  // not TLS, an old version, no common cipher
+    // While the handshake waits to write, wake on writability too.
+    epoll_event ev{};
+    ev.events = EPOLLIN | EPOLLRDHUP | EPOLLET | (step == TlsConnection::Step::kWantWrite ? EPOLLOUT : 0);
+    ev.data.fd = fd;
+    epoll_ctl(epoll_.get(), EPOLL_CTL_MOD, fd, &ev);
+    if (step != TlsConnection::Step::kDone) {
+      if ((events & (EPOLLRDHUP | EPOLLHUP)) != 0) return Close(fd);
+      return;
+    }
+    w.handshaking = false;
+  }
+  // Decrypt what has arrived (edge-triggered: all of it) into the read-ahead.
+  const bool open = w.tls->Fill(options_.max_header_bytes);
+  const std::string_view got = w.tls->buffered();
+  const size_t len = RequestHeaderLength(got);
+  if (len != std::string_view::npos) return StartBody(fd, w, got.substr(0, len), lock);
+  if (!open) return Close(fd);  // EOF, close_notify or an error before the header ended
+  if (got.size() >= options_.max_header_bytes) {
+    ++refused_;
+    return RefuseAndDrain(fd, w, "431 Request Header Fields Too Large");
+  }
+  if ((events & (EPOLLRDHUP | EPOLLHUP)) != 0) return Close(fd);
+  if (!got.empty() && !w.first_byte_seen) {
+    w.first_byte_seen = true;
+    w.deadline = Clock::now() + options_.header_deadline;
+  }
 }
 
 void ConnectionLobby::Check(int fd, uint32_t events) {
@@ -159,6 +217,7 @@ void ConnectionLobby::Check(int fd, uint32_t events) {
   Waiting& w = it->second;
   if (w.draining) return Drain(fd, w);
   if (w.in_body) return ReadBody(fd, w, lock);
+  if (w.tls) return CheckTls(fd, w, events, lock);
   std::vector<char>& peeked = peek_buffer_;  // only this thread checks
   peeked.resize(options_.max_header_bytes);
   const ssize_t n = recv(fd, peeked.data(), peeked.size(), MSG_PEEK | MSG_DONTWAIT);
@@ -200,22 +259,28 @@ void ConnectionLobby::StartBody(int fd, Waiting& w, std::string_view header, std
     }
     w.discard = true;
   }
-  // The header was peeked: read it now (exactly it, not what follows).
-  w.request.resize(header.size());
-  const ssize_t got = recv(fd, w.request.data(), header.size(), MSG_DONTWAIT);
-  if (got != static_cast<ssize_t>(header.size())) return Close(fd);
-  w.got = header.size();
+  // The header was peeked: read it now (exactly it, not what follows). With
+  // TLS it was decrypted into the read-ahead (`header` points there).
+  const size_t header_len = header.size();
+  if (w.tls) {
+    w.request = w.tls->Take(header_len);
+  } else {
+    w.request.resize(header_len);
+    const ssize_t got = recv(fd, w.request.data(), header_len, MSG_DONTWAIT);
+    if (got != static_cast<ssize_t>(header_len)) return Close(fd);
+  }
+  w.got = header_len;
   if (body.kind == BodyFraming::kNone) return HandOver(fd, lock);
   const auto now = Clock::now();
   w.in_body = true;
-  w.want = header.size() + body.length;
-  w.rate_mark = header.size();
+  w.want = header_len + body.length;
+  w.rate_mark = header_len;
   w.body_deadline = now + options_.body_deadline;
   w.deadline = options_.body_min_rate == 0 ? w.body_deadline : std::min(now + options_.rate_window, w.body_deadline);
   const std::optional<std::string> expect = head->Header("Expect");
   if (expect && strcasecmp(expect->c_str(), "100-continue") == 0) {
     static constexpr char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
-    [[maybe_unused]] ssize_t n = send(fd, kContinue, sizeof kContinue - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+    SendBestEffort(fd, &w, std::string_view(kContinue, sizeof kContinue - 1));
   }
   ReadBody(fd, w, lock);  // edge-triggered: what already arrived gives no new event
 }
@@ -223,7 +288,7 @@ void ConnectionLobby::StartBody(int fd, Waiting& w, std::string_view header, std
 void ConnectionLobby::ReadBody(int fd, Waiting& w, std::unique_lock<std::mutex>& lock) {
   char chunk[64 << 10];
   while (w.got < w.want) {
-    const ssize_t n = recv(fd, chunk, std::min(sizeof chunk, w.want - w.got), MSG_DONTWAIT);
+    const ssize_t n = Receive(fd, w, chunk, std::min(sizeof chunk, w.want - w.got));
     if (n > 0) {
       if (!w.discard) w.request.append(chunk, static_cast<size_t>(n));
       w.got += static_cast<size_t>(n);
@@ -276,9 +341,19 @@ void ConnectionLobby::Loop() {
     }
     const int n = epoll_wait(epoll_.get(), events.data(), static_cast<int>(events.size()), timeout_ms);
     for (int i = 0; i < n; ++i) {
-      if (events[i].data.fd == wake_.get()) continue;
+      if (events[i].data.fd == wake_.get()) {
+        uint64_t count;
+        [[maybe_unused]] ssize_t r = read(wake_.get(), &count, sizeof count);
+        continue;
+      }
       Check(events[i].data.fd, events[i].events);
     }
+    std::vector<int> again;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      again.swap(recheck_);
+    }
+    for (int fd : again) Check(fd, 0);
   }
 }
 

@@ -29,6 +29,14 @@
 // longer than body_limit(head) gets 413 (read and dropped first when it is
 // not far over, so the client sees the answer); a malformed Content-Length
 // 400. "Expect: 100-continue" is answered here. Thread-safe.
+//
+// TLS (a TlsConnection given to Add): the handshake is done here too,
+// non-blocking, within the new connection's header_deadline (a client that
+// never finishes it holds no worker, and is closed at that deadline); a
+// failed handshake (plain HTTP, TLS 1.1, no common cipher) closes the
+// connection. Requests are then read decrypted, under the same deadlines
+// and limits. Plaintext read past the request (a pipelined next one) stays
+// in the TlsConnection and is looked at when the connection comes back.
 #ifndef AIRLOCK_MCP_CONNECTION_LOBBY_H_
 #define AIRLOCK_MCP_CONNECTION_LOBBY_H_
 
@@ -38,6 +46,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -46,6 +55,7 @@
 
 #include "base/unique_fd.h"
 #include "mcp/request_head.h"
+#include "mcp/tls_connection.h"
 
 namespace airlock::mcp {
 
@@ -72,17 +82,18 @@ class ConnectionLobby {
   };
   // Called on the lobby's thread with a connection whose request is
   // complete: `request` is its header and body, already read from the fd;
-  // the callee now owns the fd.
-  using ReadyFn = std::function<void(int fd, std::string request)>;
+  // the callee now owns the fd, and its TLS state (null: plain).
+  using ReadyFn = std::function<void(int fd, std::string request, std::unique_ptr<TlsConnection> tls)>;
 
   ConnectionLobby(Options options, ReadyFn ready);
   ~ConnectionLobby();  // Stop()
   ConnectionLobby(const ConnectionLobby&) = delete;
   ConnectionLobby& operator=(const ConnectionLobby&) = delete;
 
-  // Takes ownership of `fd` (see the deadlines above). After Stop() the fd
-  // is closed at once.
-  void Add(int fd, bool kept_alive);
+  // Takes ownership of `fd` (see the deadlines above), and of `tls` for a
+  // TLS connection (fd non-blocking; handshaken already when kept_alive).
+  // After Stop() the fd is closed at once.
+  void Add(int fd, bool kept_alive, std::unique_ptr<TlsConnection> tls = nullptr);
   // Closes every waiting connection and joins the thread; idempotent.
   void Stop();
   size_t waiting() const;
@@ -103,6 +114,8 @@ class ConnectionLobby {
     bool draining = false;  // answered (431) and half-closed: input is dropped until EOF
     Clock::time_point body_deadline;
     size_t rate_mark = 0;  // request.size() at the last rate check
+    std::unique_ptr<TlsConnection> tls;  // null: plain
+    bool handshaking = false;            // tls: the handshake is not done
   };
   void Loop();
   // Handles a readiness event: hands over, keeps waiting, or closes.
@@ -112,6 +125,11 @@ class ConnectionLobby {
   // Reads what has arrived of the body; hands over once it is whole.
   void ReadBody(int fd, Waiting& w, std::unique_lock<std::mutex>& lock);
   void HandOver(int fd, std::unique_lock<std::mutex>& lock);
+  // Check() for a TLS connection in its header phase (handshake included).
+  void CheckTls(int fd, Waiting& w, uint32_t events, std::unique_lock<std::mutex>& lock);
+  // recv() / send() (MSG_DONTWAIT) through w's TLS when it has one.
+  static ssize_t Receive(int fd, Waiting& w, char* buf, size_t size);
+  static void SendBestEffort(int fd, Waiting* w, std::string_view bytes);
   // A deadline passed (mu_ held).
   void Expire(int fd, Waiting& w, Clock::time_point now);
   void Close(int fd);  // mu_ held
@@ -129,6 +147,9 @@ class ConnectionLobby {
   mutable std::mutex mu_;
   std::map<int, Waiting> waiting_;
   std::vector<char> peek_buffer_;  // the lobby thread's
+  // TLS connections added with plaintext already decrypted: no readiness
+  // event will come for it, so the loop checks them at once.
+  std::vector<int> recheck_;
   bool stopped_ = false;
   std::atomic<uint64_t> slow_bodies_{0};
   std::atomic<uint64_t> refused_{0};

@@ -1,6 +1,7 @@
 #include "mcp/guarded_http_server.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -15,15 +16,22 @@
 namespace airlock::mcp {
 namespace {
 
-// httplib::Stream over a connected socket. The request, header and body,
-// was read by the lobby and is served from `request`; anything read beyond
-// it (nothing, unless httplib misjudges the body) comes from the socket.
+// httplib::Stream over a connected socket, through `tls` when it is set.
+// The request, header and body, was read by the lobby and is served from
+// `request`; anything read beyond it (nothing, unless httplib misjudges the
+// body) comes from the socket.
 class SocketStream : public httplib::Stream {
  public:
-  SocketStream(int fd, std::string request, int read_timeout_ms, int write_timeout_ms)
-      : fd_(fd), read_timeout_ms_(read_timeout_ms), write_timeout_ms_(write_timeout_ms), buf_(std::move(request)) {}
+  SocketStream(int fd, TlsConnection* tls, std::string request, int read_timeout_ms, int write_timeout_ms)
+      : fd_(fd),
+        tls_(tls),
+        read_timeout_ms_(read_timeout_ms),
+        write_timeout_ms_(write_timeout_ms),
+        buf_(std::move(request)) {}
 
-  bool is_readable() const override { return pos_ < buf_.size() || Poll(POLLIN, read_timeout_ms_); }
+  bool is_readable() const override {
+    return pos_ < buf_.size() || (tls_ != nullptr && tls_->HasPending()) || Poll(POLLIN, read_timeout_ms_);
+  }
   bool is_writable() const override { return Poll(POLLOUT, write_timeout_ms_) && Alive(); }
 
   ssize_t read(char* ptr, size_t size) override {
@@ -32,6 +40,13 @@ class SocketStream : public httplib::Stream {
       std::memcpy(ptr, buf_.data() + pos_, n);
       pos_ += n;
       return static_cast<ssize_t>(n);
+    }
+    if (tls_ != nullptr) {
+      for (;;) {  // the fd is non-blocking: wait as OpenSSL asks
+        const ssize_t n = tls_->Read(ptr, size);
+        if (n >= 0 || errno != EAGAIN) return n;
+        if (!Poll(tls_->want_read() ? POLLIN : POLLOUT, read_timeout_ms_)) return -1;
+      }
     }
     if (!Poll(POLLIN, read_timeout_ms_)) return -1;
     ssize_t n;
@@ -45,6 +60,13 @@ class SocketStream : public httplib::Stream {
   // write at once, so a response stream notices a vanished client.
   ssize_t write(const char* ptr, size_t size) override {
     if (!is_writable()) return -1;
+    if (tls_ != nullptr) {
+      for (;;) {
+        const ssize_t n = tls_->Write(ptr, size);
+        if (n >= 0 || errno != EAGAIN) return n;
+        if (!Poll(tls_->want_read() ? POLLIN : POLLOUT, write_timeout_ms_)) return -1;
+      }
+    }
     ssize_t n;
     do {
       n = send(fd_, ptr, size, MSG_NOSIGNAL);
@@ -95,6 +117,7 @@ class SocketStream : public httplib::Stream {
   }
 
   const int fd_;
+  TlsConnection* const tls_;
   const int read_timeout_ms_;
   const int write_timeout_ms_;
   std::string buf_;
@@ -127,14 +150,20 @@ class LockedTaskQueue : public httplib::TaskQueue {
 }  // namespace
 
 GuardedHttpServer::GuardedHttpServer(int threads, ConnectionLobby::Options lobby)
-    : lobby_(lobby, [this](int fd, std::string request) {
+    : lobby_(lobby, [this](int fd, std::string request, std::unique_ptr<TlsConnection> tls) {
         httplib::TaskQueue* pool = pool_.load();
         if (pool == nullptr || shutting_down_) {
+          tls.reset();
           shutdown(fd, SHUT_RDWR);
           close(fd);
           return;
         }
-        pool->enqueue([this, fd, request = std::move(request)]() mutable { ServeOne(fd, std::move(request)); });
+        // std::function needs a copyable callable: the TLS state rides in a
+        // shared holder (freed with the task should it never run).
+        auto held = std::make_shared<std::unique_ptr<TlsConnection>>(std::move(tls));
+        pool->enqueue([this, fd, request = std::move(request), held]() mutable {
+          ServeOne(fd, std::move(request), std::move(*held));
+        });
       }) {
   new_task_queue = [this, threads] {
     auto* pool = new LockedTaskQueue(static_cast<size_t>(threads));
@@ -156,11 +185,25 @@ bool GuardedHttpServer::process_and_close_socket(socket_t sock) {
   // without TCP_NODELAY each waits for the client's delayed ACK (~40 ms).
   int one = 1;
   setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  lobby_.Add(sock, /*kept_alive=*/false);
+  if (!tls_) {
+    lobby_.Add(sock, /*kept_alive=*/false);
+    return true;
+  }
+  // TLS: OpenSSL reads and writes without waiting (the lobby and the
+  // stream wait as it asks), and the credentials in force now are this
+  // connection's.
+  fcntl(sock, F_SETFL, fcntl(sock, F_GETFL) | O_NONBLOCK);
+  std::unique_ptr<TlsConnection> tls = TlsConnection::Accept(*tls_->Current(), sock);
+  if (!tls) {
+    shutdown(sock, SHUT_RDWR);
+    close(sock);
+    return true;
+  }
+  lobby_.Add(sock, /*kept_alive=*/false, std::move(tls));
   return true;
 }
 
-void GuardedHttpServer::ServeOne(int fd, std::string request) {
+void GuardedHttpServer::ServeOne(int fd, std::string request, std::unique_ptr<TlsConnection> tls) {
   bool connection_closed = false;
   bool ok;
   // The lobby answered "Expect: 100-continue" already (and read the body).
@@ -169,14 +212,17 @@ void GuardedHttpServer::ServeOne(int fd, std::string request) {
     if (filter_) filter_(req);
   };
   {
-    SocketStream stream(fd, std::move(request), static_cast<int>(read_timeout_sec_ * 1000 + read_timeout_usec_ / 1000),
+    SocketStream stream(fd, tls.get(), std::move(request),
+                        static_cast<int>(read_timeout_sec_ * 1000 + read_timeout_usec_ / 1000),
                         static_cast<int>(write_timeout_sec_ * 1000 + write_timeout_usec_ / 1000));
     const bool close_connection = shutting_down_ || svr_sock_ == INVALID_SOCKET;
     ok = process_request(stream, close_connection, connection_closed, setup) && !close_connection;
   }
   if (ok && !connection_closed && !shutting_down_) {
-    lobby_.Add(fd, /*kept_alive=*/true);
+    lobby_.Add(fd, /*kept_alive=*/true, std::move(tls));
   } else {
+    if (tls) tls->Shutdown();
+    tls.reset();
     shutdown(fd, SHUT_RDWR);
     close(fd);
   }

@@ -16,7 +16,7 @@
 #include "mcp/guarded_http_server.h"
 #include "mcp/http_security.h"
 #include "mcp/metrics_listener.h"
-#include "mcp/json_rpc.h"
+#include "protocol/json_rpc.h"
 #include "mcp/modern.h"
 
 namespace airlock::mcp {
@@ -68,7 +68,7 @@ bool NamesUnknownVersion(const httplib::Request& req, const std::string& method)
 std::optional<json> ModernRequestId(const httplib::Request& req) {
   const bool modern_header = modern::IsModernVersion(req.get_header_value("MCP-Protocol-Version"));
   if (!modern_header && (req.method != "POST" || req.has_header("Mcp-Session-Id"))) return std::nullopt;
-  jsonrpc::ParseOutcome parsed = req.method == "POST" ? jsonrpc::Parse(req.body) : jsonrpc::ParseOutcome{};
+  protocol::jsonrpc::ParseOutcome parsed = req.method == "POST" ? protocol::jsonrpc::Parse(req.body) : protocol::jsonrpc::ParseOutcome{};
   const std::string method = parsed.message ? parsed.message->method : std::string();
   if (modern_header || NamesUnknownVersion(req, method) ||
       (parsed.message && method != "initialize" && modern::LooksModern(*parsed.message))) {
@@ -83,14 +83,14 @@ void Reject(const httplib::Request& req, httplib::Response& res, int status, con
             bool close = false) {
   res.status = status;
   std::optional<json> modern_id = ModernRequestId(req);
-  res.set_content(jsonrpc::Serialize(modern_id ? modern::TransportError(*modern_id, status, message)
-                                               : jsonrpc::MakeError(nullptr, -32000, message)),
+  res.set_content(protocol::jsonrpc::Serialize(modern_id ? modern::TransportError(*modern_id, status, message)
+                                               : protocol::jsonrpc::MakeError(nullptr, -32000, message)),
                   "application/json");
   if (close) res.set_header("Connection", "close");
 }
 
 std::string SseEvent(const json& message) {
-  return "event: message\ndata: " + jsonrpc::Serialize(message) + "\n\n";
+  return "event: message\ndata: " + protocol::jsonrpc::Serialize(message) + "\n\n";
 }
 
 }  // namespace
@@ -270,6 +270,11 @@ StatusOr<HttpOptions> HttpOptionsFromConfig(const config::Config& config) {
   if (!h.metrics_token_file.empty()) {
     AIRLOCK_ASSIGN_OR_RETURN(o.metrics_token, ReadTokenFile(h.metrics_token_file));
   }
+  if (h.tls.enabled()) {
+    AIRLOCK_ASSIGN_OR_RETURN(o.tls, TlsCredentials::Load({.cert_file = h.tls.cert_file,
+                                                          .key_file = h.tls.key_file,
+                                                          .min_version = h.tls.min_version}));
+  }
   return o;
 }
 
@@ -296,13 +301,13 @@ HttpTransport::~HttpTransport() { Stop(); }
 std::string HttpTransport::url() const {
   std::string host = options_.host.find(':') != std::string::npos ? "[" + options_.host + "]" : options_.host;
   if (host == "0.0.0.0") host = "127.0.0.1";
-  return "http://" + host + ":" + std::to_string(port_) + (servers_.count("/mcp") || servers_.empty() ? "/mcp" : servers_.begin()->first);
+  return (options_.tls ? "https://" : "http://") + host + ":" + std::to_string(port_) + (servers_.count("/mcp") || servers_.empty() ? "/mcp" : servers_.begin()->first);
 }
 
 std::string HttpTransport::url(const std::string& path) const {
   std::string host = options_.host.find(':') != std::string::npos ? "[" + options_.host + "]" : options_.host;
   if (host == "0.0.0.0") host = "127.0.0.1";
-  return "http://" + host + ":" + std::to_string(port_) + path;
+  return (options_.tls ? "https://" : "http://") + host + ":" + std::to_string(port_) + path;
 }
 
 size_t HttpTransport::session_count() const {
@@ -313,6 +318,7 @@ size_t HttpTransport::session_count() const {
 Status HttpTransport::Start() {
   ::signal(SIGPIPE, SIG_IGN);  // a vanished client must surface as EPIPE
   Install();
+  if (options_.tls) http_->set_tls(options_.tls);
   if (options_.port == 0) {
     port_ = http_->bind_to_any_port(options_.host);
     if (port_ <= 0) return Unavailable("cannot bind " + options_.host + " to any port");
@@ -565,31 +571,31 @@ void HttpTransport::HandlePost(const httplib::Request& req, httplib::Response& r
   if (content_type.rfind("application/json", 0) != 0) {
     return Reject(req, res, 415, "Unsupported Media Type: Content-Type must be application/json");
   }
-  jsonrpc::ParseOutcome parsed = jsonrpc::Parse(req.body);
+  protocol::jsonrpc::ParseOutcome parsed = protocol::jsonrpc::Parse(req.body);
   if (!parsed.message) {
     res.status = 400;
     const bool modern = modern::IsModernVersion(req.get_header_value("MCP-Protocol-Version")) ||
                         NamesUnknownVersion(req, "");
-    res.set_content(jsonrpc::Serialize(modern ? modern::ModernizeError(parsed.error_response)
+    res.set_content(protocol::jsonrpc::Serialize(modern ? modern::ModernizeError(parsed.error_response)
                                               : parsed.error_response),
                     "application/json");
     return;
   }
-  const jsonrpc::Message& m = *parsed.message;
+  const protocol::jsonrpc::Message& m = *parsed.message;
   if (NamesUnknownVersion(req, m.method) && !modern::LooksModern(m)) {
     const modern::Error error = modern::UnsupportedVersion(req.get_header_value("MCP-Protocol-Version"));
     res.status = error.http_status;
-    res.set_content(jsonrpc::Serialize(modern::MakeError(m.id, error)), "application/json");
+    res.set_content(protocol::jsonrpc::Serialize(modern::MakeError(m.id, error)), "application/json");
     return;
   }
   if (IsModernPost(req, m)) return HandleModernPost(req, m, res);
-  if (m.kind == jsonrpc::Kind::kRequest && m.method == "initialize") return HandleInitialize(req, m, res);
+  if (m.kind == protocol::jsonrpc::Kind::kRequest && m.method == "initialize") return HandleInitialize(req, m, res);
 
   std::shared_ptr<Entry> entry = FindSession(req, res);
   if (!entry) return;
   auto guard = std::make_shared<ActiveGuard>(entry);
   auto channel = std::make_shared<CallChannel>();
-  if (m.kind != jsonrpc::Kind::kRequest) {
+  if (m.kind != protocol::jsonrpc::Kind::kRequest) {
     entry->session->Handle(m, channel);
     res.status = 202;
     return;
@@ -603,7 +609,7 @@ void HttpTransport::HandlePost(const httplib::Request& req, httplib::Response& r
   Respond(entry, m, channel, stream, res);
 }
 
-void HttpTransport::Respond(const std::shared_ptr<Entry>& entry, const jsonrpc::Message& m,
+void HttpTransport::Respond(const std::shared_ptr<Entry>& entry, const protocol::jsonrpc::Message& m,
                             const std::shared_ptr<CallChannel>& channel, bool stream, httplib::Response& res) {
   if (!stream && channel->finished()) {
     json response = channel->response();
@@ -611,7 +617,7 @@ void HttpTransport::Respond(const std::shared_ptr<Entry>& entry, const jsonrpc::
       res.status = 202;  // cancelled before it started
       return;
     }
-    res.set_content(jsonrpc::Serialize(response), "application/json");
+    res.set_content(protocol::jsonrpc::Serialize(response), "application/json");
     return;
   }
   auto guard = std::make_shared<ActiveGuard>(entry);
@@ -660,7 +666,7 @@ void HttpTransport::Respond(const std::shared_ptr<Entry>& entry, const jsonrpc::
         if (finished) {
           json response = channel->response();
           if (!response.is_null()) {
-            std::string body = jsonrpc::Serialize(response);
+            std::string body = protocol::jsonrpc::Serialize(response);
             if (!sink.write(body.data(), body.size())) return false;
           }
           sink.done();
@@ -674,7 +680,7 @@ void HttpTransport::Respond(const std::shared_ptr<Entry>& entry, const jsonrpc::
       });
 }
 
-void HttpTransport::HandleInitialize(const httplib::Request& req, const jsonrpc::Message& m, httplib::Response& res) {
+void HttpTransport::HandleInitialize(const httplib::Request& req, const protocol::jsonrpc::Message& m, httplib::Response& res) {
   std::optional<governance::Caller> who = Identify(req);
   if (!who) return Reject(req, res, 401, "Unauthorized: a valid bearer token is required");
   {
@@ -701,21 +707,21 @@ void HttpTransport::HandleInitialize(const httplib::Request& req, const jsonrpc:
     sessions_[entry->id] = entry;
     res.set_header("Mcp-Session-Id", entry->id);
   }
-  res.set_content(jsonrpc::Serialize(response), "application/json");
+  res.set_content(protocol::jsonrpc::Serialize(response), "application/json");
 }
 
-bool HttpTransport::IsModernPost(const httplib::Request& req, const jsonrpc::Message& m) {
+bool HttpTransport::IsModernPost(const httplib::Request& req, const protocol::jsonrpc::Message& m) {
   if (modern::IsModernVersion(req.get_header_value("MCP-Protocol-Version"))) return true;
   return !req.has_header("Mcp-Session-Id") && m.method != "initialize" && modern::LooksModern(m);
 }
 
-void HttpTransport::HandleModernPost(const httplib::Request& req, const jsonrpc::Message& m, httplib::Response& res) {
+void HttpTransport::HandleModernPost(const httplib::Request& req, const protocol::jsonrpc::Message& m, httplib::Response& res) {
   auto fail = [&](const modern::Error& error) {
     res.status = error.http_status;
-    res.set_content(jsonrpc::Serialize(modern::MakeError(m.id, error)), "application/json");
+    res.set_content(protocol::jsonrpc::Serialize(modern::MakeError(m.id, error)), "application/json");
   };
   if (req.has_header("Mcp-Session-Id")) {
-    return fail({.code = jsonrpc::kInvalidRequest,
+    return fail({.code = protocol::jsonrpc::kInvalidRequest,
                  .message = std::string("Mcp-Session-Id belongs to the legacy protocol; a ") +
                             modern::kLatestModernVersion +
                             " request carries no session (drop the header, or send MCP-Protocol-Version of the "
@@ -727,7 +733,7 @@ void HttpTransport::HandleModernPost(const httplib::Request& req, const jsonrpc:
   };
   if (std::optional<modern::Error> error = modern::CheckHttpHeaders(header, m)) return fail(*error);
   std::variant<modern::RequestMeta, modern::Error> meta = modern::ReadRequestMeta(m.params);
-  if (m.kind == jsonrpc::Kind::kNotification) {
+  if (m.kind == protocol::jsonrpc::Kind::kNotification) {
     res.status = 202;  // no client notifications in this era over HTTP (closing a stream cancels)
     return;
   }
@@ -756,9 +762,9 @@ void HttpTransport::HandleModernPost(const httplib::Request& req, const jsonrpc:
     json response = channel->response();
     if (response.contains("error")) {
       const int code = response["error"].value("code", 0);
-      if (code == jsonrpc::kMethodNotFound) res.status = 404;
+      if (code == protocol::jsonrpc::kMethodNotFound) res.status = 404;
       if (code <= modern::kHeaderMismatch && code >= modern::kUnsupportedProtocolVersion) res.status = 400;
-      if (listen && code == jsonrpc::kInvalidRequest && response["error"].contains("data")) res.status = 429;
+      if (listen && code == protocol::jsonrpc::kInvalidRequest && response["error"].contains("data")) res.status = 429;
     }
   }
   Respond(entry, m, channel, stream, res);

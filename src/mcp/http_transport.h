@@ -53,6 +53,7 @@
 #include "mcp/server.h"
 #include "mcp/connection_lobby.h"
 #include "mcp/httplib_fwd.h"
+#include "mcp/tls_context.h"
 
 
 namespace airlock::mcp {
@@ -119,10 +120,14 @@ struct HttpOptions {
   std::function<AuthOutcome(std::string_view token, const std::string& path)> oauth;
   std::string oauth_metadata;
   std::function<std::string(const std::string& path)> oauth_challenge;
+  // HTTPS (config server.http.tls): every connection speaks TLS with the
+  // credentials' current certificate; Reload() on them (SIGHUP) counts from
+  // the next connection. Null: plain HTTP.
+  std::shared_ptr<TlsCredentials> tls;
 };
 
 // Options from config.server (listen, http.*, max_message_bytes); reads the
-// token file when one is configured (`--token-file` overrides
+// token file, and the TLS certificate and key, when configured (`--token-file` overrides
 // config.server.http.token_file before this call).
 StatusOr<HttpOptions> HttpOptionsFromConfig(const config::Config& config);
 
@@ -153,7 +158,7 @@ class HttpTransport {
   // The caller of `req` (static token, API key, OAuth token, or anonymous
   // when nothing is configured) or why it is refused.
   AuthOutcome Authenticate(const httplib::Request& req) const;
-  std::string url() const;  // http://HOST:PORT/mcp (or the first endpoint's path)
+  std::string url() const;  // http(s)://HOST:PORT/mcp (or the first endpoint's path)
   std::string url(const std::string& path) const;
   size_t session_count() const;
 
@@ -168,13 +173,13 @@ class HttpTransport {
   void HandlePost(const httplib::Request& req, httplib::Response& res);
   void HandleGet(const httplib::Request& req, httplib::Response& res);
   void HandleDelete(const httplib::Request& req, httplib::Response& res);
-  void HandleInitialize(const httplib::Request& req, const jsonrpc::Message& m, httplib::Response& res);
+  void HandleInitialize(const httplib::Request& req, const protocol::jsonrpc::Message& m, httplib::Response& res);
   // True if a POST speaks the modern era (2026-07-28): a modern
   // MCP-Protocol-Version header, or modern _meta without Mcp-Session-Id.
-  static bool IsModernPost(const httplib::Request& req, const jsonrpc::Message& m);
+  static bool IsModernPost(const httplib::Request& req, const protocol::jsonrpc::Message& m);
   // One modern request: headers checked against the body, the caller's
   // identity per request, a session that lives only for this request.
-  void HandleModernPost(const httplib::Request& req, const jsonrpc::Message& m, httplib::Response& res);
+  void HandleModernPost(const httplib::Request& req, const protocol::jsonrpc::Message& m, httplib::Response& res);
   // Who sent the request (nullopt: not authenticated).
   std::optional<governance::Caller> Identify(const httplib::Request& req) const;
   // The largest body the lobby reads for a request with this head, before
@@ -182,7 +187,7 @@ class HttpTransport {
   uint64_t BodyLimit(const RequestHead& head) const;
   ConnectionLobby::Options LobbyOptions() const;
   std::shared_ptr<Entry> FindSession(const httplib::Request& req, httplib::Response& res);
-  void Respond(const std::shared_ptr<Entry>& entry, const jsonrpc::Message& m,
+  void Respond(const std::shared_ptr<Entry>& entry, const protocol::jsonrpc::Message& m,
                const std::shared_ptr<CallChannel>& channel, bool stream, httplib::Response& res);
   void EndSession(const std::shared_ptr<Entry>& entry);
   void ReapIdle();

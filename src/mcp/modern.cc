@@ -14,7 +14,7 @@ constexpr const char* kMetaTracestate = "tracestate";
 std::string Clip(const std::string& s, size_t n) { return SanitizeUtf8(s.substr(0, n)); }
 
 Error InvalidMeta(const std::string& message) {
-  return Error{.code = jsonrpc::kInvalidParams, .message = message, .http_status = 400};
+  return Error{.code = protocol::jsonrpc::kInvalidParams, .message = message, .http_status = 400};
 }
 
 }  // namespace
@@ -33,7 +33,7 @@ json SupportedVersions() {
   return out;
 }
 
-bool LooksModern(const jsonrpc::Message& m) {
+bool LooksModern(const protocol::jsonrpc::Message& m) {
   if (m.method == "server/discover") return true;
   return m.params.is_object() && m.params.contains("_meta") && m.params["_meta"].is_object() &&
          m.params["_meta"].contains(kMetaProtocolVersion);
@@ -98,14 +98,14 @@ Error UnsupportedVersion(const std::string& requested) {
 }
 
 json TransportError(const json& id, int http_status, const std::string& message) {
-  const int code = http_status >= 500 ? jsonrpc::kInternalError : jsonrpc::kInvalidRequest;
+  const int code = http_status >= 500 ? protocol::jsonrpc::kInternalError : protocol::jsonrpc::kInvalidRequest;
   return MakeError(id, code, message, {{"httpStatus", http_status}});
 }
 
 json MakeError(const json& id, const Error& error) { return MakeError(id, error.code, error.message, error.data); }
 
 json MakeError(const json& id, int code, const std::string& message, const json& data) {
-  return ModernizeError(jsonrpc::MakeError(id, code, message, data));
+  return ModernizeError(protocol::jsonrpc::MakeError(id, code, message, data));
 }
 
 json ModernizeError(json response) {
@@ -119,7 +119,7 @@ json CompleteResult(const json& id, json result) {
   json& meta = result["_meta"];
   if (!meta.is_object()) meta = json::object();
   meta[kMetaServerInfo] = {{"name", "airlock"}, {"title", "Airlock"}, {"version", AIRLOCK_VERSION}};
-  return jsonrpc::MakeResult(id, std::move(result));
+  return protocol::jsonrpc::MakeResult(id, std::move(result));
 }
 
 void AddCacheHints(json& response, int64_t ttl_ms, const char* scope) {
@@ -146,7 +146,7 @@ std::optional<std::string> DecodeHeaderValue(const std::string& value) {
   return value;
 }
 
-std::optional<Error> CheckHttpHeaders(const HeaderLookup& header, const jsonrpc::Message& m) {
+std::optional<Error> CheckHttpHeaders(const HeaderLookup& header, const protocol::jsonrpc::Message& m) {
   auto mismatch = [](const std::string& message) {
     return Error{.code = kHeaderMismatch, .message = "Header mismatch: " + message, .http_status = 400};
   };
@@ -161,7 +161,7 @@ std::optional<Error> CheckHttpHeaders(const HeaderLookup& header, const jsonrpc:
     return mismatch("MCP-Protocol-Version header value '" + Clip(*version, 64) + "' does not match body value '" +
                     Clip(body_version, 64) + "'");
   }
-  if (m.kind != jsonrpc::Kind::kRequest) return std::nullopt;  // no header rules for notifications
+  if (m.kind != protocol::jsonrpc::Kind::kRequest) return std::nullopt;  // no header rules for notifications
   std::optional<std::string> method = header("Mcp-Method");
   if (!method) return mismatch("the Mcp-Method header is required");
   if (*method != m.method) {
@@ -171,6 +171,8 @@ std::optional<Error> CheckHttpHeaders(const HeaderLookup& header, const jsonrpc:
   const char* name_field = nullptr;
   if (m.method == "tools/call" || m.method == "prompts/get") name_field = "name";
   if (m.method == "resources/read") name_field = "uri";
+  // The Tasks extension: Mcp-Name carries params.taskId.
+  if (m.method == "tasks/get" || m.method == "tasks/update" || m.method == "tasks/cancel") name_field = "taskId";
   if (name_field == nullptr) return std::nullopt;
   std::optional<std::string> raw = header("Mcp-Name");
   if (!raw) return mismatch(std::string("the Mcp-Name header is required for ") + m.method);

@@ -24,27 +24,24 @@
 
 #include <nlohmann/json.hpp>
 
-#include "mcp/json_rpc.h"
+#include "protocol/json_rpc.h"
 #include "mcp/log_level.h"
+#include "protocol/mcp_eras.h"
 
 namespace airlock::mcp::modern {
 
-// The modern revisions airlock speaks, newest first.
-inline constexpr const char* kModernVersions[] = {"2026-07-28"};
-inline constexpr const char* kLatestModernVersion = "2026-07-28";
-
-// The _meta keys of the modern era (basic/index.mdx, "_meta").
-inline constexpr const char* kMetaProtocolVersion = "io.modelcontextprotocol/protocolVersion";
-inline constexpr const char* kMetaClientCapabilities = "io.modelcontextprotocol/clientCapabilities";
-inline constexpr const char* kMetaClientInfo = "io.modelcontextprotocol/clientInfo";
-inline constexpr const char* kMetaLogLevel = "io.modelcontextprotocol/logLevel";
-inline constexpr const char* kMetaServerInfo = "io.modelcontextprotocol/serverInfo";
-inline constexpr const char* kMetaSubscriptionId = "io.modelcontextprotocol/subscriptionId";
-
-// Error codes the modern era defines (-32020..-32099 belong to the spec).
-inline constexpr int kHeaderMismatch = -32020;
-inline constexpr int kMissingRequiredClientCapability = -32021;
-inline constexpr int kUnsupportedProtocolVersion = -32022;
+// The era's vocabulary, shared with the client side (src/gateway).
+using protocol::kHeaderMismatch;
+using protocol::kLatestModernVersion;
+using protocol::kMetaClientCapabilities;
+using protocol::kMetaClientInfo;
+using protocol::kMetaLogLevel;
+using protocol::kMetaProtocolVersion;
+using protocol::kMetaServerInfo;
+using protocol::kMetaSubscriptionId;
+using protocol::kMissingRequiredClientCapability;
+using protocol::kModernVersions;
+using protocol::kUnsupportedProtocolVersion;
 
 // Caching hints (server/utilities/caching.mdx). A caller's tool list depends
 // on its role and endpoint, so it is "private" (one authorization context);
@@ -62,11 +59,11 @@ nlohmann::json SupportedVersions();
 // True if the request opts in to the modern era: its params._meta names a
 // protocol version (whatever its value), or it is server/discover (the
 // stdio probe).
-bool LooksModern(const jsonrpc::Message& m);
+bool LooksModern(const protocol::jsonrpc::Message& m);
 
 // A JSON-RPC error of the modern era, with the HTTP status it takes.
 struct Error {
-  int code = jsonrpc::kInvalidParams;
+  int code = protocol::jsonrpc::kInvalidParams;
   std::string message;
   nlohmann::json data = nullptr;
   int http_status = 400;
@@ -121,12 +118,12 @@ std::optional<std::string> DecodeHeaderValue(const std::string& value);
 
 // Checks the Streamable HTTP request headers of a modern POST against its
 // body: MCP-Protocol-Version (== _meta protocolVersion), Mcp-Method
-// (== method) and, for tools/call, resources/read and prompts/get, Mcp-Name
-// (== params.name or params.uri). `header` returns a header's value, or
+// (== method) and, for tools/call, resources/read, prompts/get and tasks/*, Mcp-Name
+// (== params.name, params.uri or params.taskId). `header` returns a header's value, or
 // nullopt when absent. A missing or different header is HeaderMismatch
 // (-32020, HTTP 400).
 using HeaderLookup = std::function<std::optional<std::string>(const std::string&)>;
-std::optional<Error> CheckHttpHeaders(const HeaderLookup& header, const jsonrpc::Message& m);
+std::optional<Error> CheckHttpHeaders(const HeaderLookup& header, const protocol::jsonrpc::Message& m);
 
 }  // namespace airlock::mcp::modern
 

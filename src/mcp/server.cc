@@ -7,7 +7,7 @@
 #include "base/encoding.h"
 #include "codemode/bridge_frames.h"
 #include "codemode/settings.h"
-#include "mcp/json_rpc.h"
+#include "protocol/json_rpc.h"
 #include "mcp/tools/catalog_tools.h"
 #include "mcp/tools/execute_tool.h"
 #include "mcp/tools/gateway_tool.h"
@@ -99,6 +99,13 @@ McpServer::McpServer(const config::Config& config, runtimes::CodeExecutor& execu
       }
     }
   }
+  if (config_.tasks.mode != "never") {
+    tasks_ = std::make_unique<TaskManager>(config_.tasks, config_.limits.max_timeout_ms,
+                                           config_.limits.default_timeout_ms, pool_, runs(), options_.audit,
+                                           options_.tasks != nullptr
+                                               ? options_.tasks
+                                               : std::make_shared<tasks::MemoryTaskStore>());
+  }
   code_tool_deps_ = {.gateway = gateway_,
                      .executor = &executor,
                      .access = access_.get(),
@@ -132,7 +139,7 @@ std::vector<std::shared_ptr<Session>> McpServer::LiveSessions() {
 }
 
 void McpServer::NotifyToolsChanged() {
-  nlohmann::json n = jsonrpc::MakeNotification("notifications/tools/list_changed", nullptr);
+  nlohmann::json n = protocol::jsonrpc::MakeNotification("notifications/tools/list_changed", nullptr);
   for (const auto& s : LiveSessions()) {
     if (s->initialized()) s->SendStandalone(n);
   }
@@ -140,7 +147,7 @@ void McpServer::NotifyToolsChanged() {
 }
 
 void McpServer::Broadcast(LogLevel level, const std::string& text) {
-  nlohmann::json n = jsonrpc::MakeNotification(
+  nlohmann::json n = protocol::jsonrpc::MakeNotification(
       "notifications/message", {{"level", LogLevelName(level)}, {"logger", "airlock"}, {"data", text}});
   for (const auto& s : LiveSessions()) {
     if (s->initialized()) s->SendStandalone(n);

@@ -36,6 +36,7 @@
 #include "mcp/run_tracker.h"
 #include "mcp/session.h"
 #include "mcp/subscriptions.h"
+#include "mcp/task_manager.h"
 #include "mcp/tools/code_tool_tool.h"
 #include "mcp/tools/languages.h"
 #include "mcp/tools/tool.h"
@@ -55,6 +56,9 @@ struct ServerOptions {
   // The calls in flight, shared by every endpoint's server (serve makes
   // one); null: the server keeps its own.
   RunTracker* runs = nullptr;
+  // The MCP task table (state::OpenTaskStore), shared by every endpoint's
+  // server; null: the server keeps its own in memory.
+  std::shared_ptr<tasks::TaskStore> tasks{};
 };
 
 class McpServer {
@@ -122,6 +126,9 @@ class McpServer {
   WorkerPool& pool() { return pool_; }
   // The tool calls in flight (this server's own tracker unless shared).
   RunTracker& runs() { return options_.runs != nullptr ? *options_.runs : own_runs_; }
+  // The MCP Tasks extension (task_manager.h); null when config tasks.mode
+  // is "never".
+  TaskManager* tasks() { return tasks_.get(); }
   // The `instructions` string of the initialize result.
   std::string Instructions();
 
@@ -148,6 +155,9 @@ class McpServer {
   std::mutex mu_;
   std::vector<std::weak_ptr<Session>> sessions_;
   WorkerPool pool_;  // last: joined first on destruction
+  // After the pool: destroyed first, it cancels its runs and waits for them
+  // (on the pool's threads) before the pool is joined.
+  std::unique_ptr<TaskManager> tasks_;
 };
 
 }  // namespace airlock::mcp

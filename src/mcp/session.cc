@@ -12,9 +12,9 @@ namespace airlock::mcp {
 namespace {
 
 using nlohmann::json;
-using jsonrpc::Kind;
-using jsonrpc::MakeError;
-using jsonrpc::MakeResult;
+using protocol::jsonrpc::Kind;
+using protocol::jsonrpc::MakeError;
+using protocol::jsonrpc::MakeResult;
 
 constexpr size_t kPageSize = 100;
 constexpr int kResourceNotFound = -32002;
@@ -74,7 +74,7 @@ class Session::CallContext : public ToolCallContext {
     json params = {{"progressToken", call_.progress_token}, {"progress", progress}};
     if (total) params["total"] = *total;
     if (!message.empty()) params["message"] = message;
-    call_.reply->Notify(jsonrpc::MakeNotification("notifications/progress", std::move(params)));
+    call_.reply->Notify(protocol::jsonrpc::MakeNotification("notifications/progress", std::move(params)));
   }
 
   void Log(LogLevel level, const std::string& text) override {
@@ -85,7 +85,7 @@ class Session::CallContext : public ToolCallContext {
     } else if (!session_.ShouldLog(level)) {
       return;
     }
-    call_.reply->Notify(jsonrpc::MakeNotification(
+    call_.reply->Notify(protocol::jsonrpc::MakeNotification(
         "notifications/message", {{"level", LogLevelName(level)}, {"logger", "airlock"}, {"data", text}}));
   }
 
@@ -114,7 +114,7 @@ Session::~Session() {
 }
 
 void Session::HandleText(std::string_view text, std::shared_ptr<ReplyChannel> reply) {
-  jsonrpc::ParseOutcome parsed = jsonrpc::Parse(text);
+  protocol::jsonrpc::ParseOutcome parsed = protocol::jsonrpc::Parse(text);
   if (!parsed.message) {
     if (era() == Era::kModern) parsed.error_response = modern::ModernizeError(std::move(parsed.error_response));
     reply->Finish(&parsed.error_response);
@@ -123,7 +123,7 @@ void Session::HandleText(std::string_view text, std::shared_ptr<ReplyChannel> re
   Handle(*parsed.message, std::move(reply));
 }
 
-void Session::Handle(const jsonrpc::Message& m, std::shared_ptr<ReplyChannel> reply) {
+void Session::Handle(const protocol::jsonrpc::Message& m, std::shared_ptr<ReplyChannel> reply) {
   if (m.kind == Kind::kResponse) {  // airlock sends no requests; ignore
     reply->Finish(nullptr);
     return;
@@ -148,14 +148,14 @@ void Session::Handle(const jsonrpc::Message& m, std::shared_ptr<ReplyChannel> re
   reply->Finish(&response);
 }
 
-json Session::HandleRequest(const jsonrpc::Message& m) {
+json Session::HandleRequest(const protocol::jsonrpc::Message& m) {
   if (m.method == "ping") return MakeResult(m.id, json::object());
   if (m.method == "initialize") return Initialize(m);
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (closed_) return MakeError(m.id, jsonrpc::kInvalidRequest, "Session closed");
+    if (closed_) return MakeError(m.id, protocol::jsonrpc::kInvalidRequest, "Session closed");
     if (!initialized_) {
-      return MakeError(m.id, jsonrpc::kInvalidRequest, "Server not initialized: send initialize first");
+      return MakeError(m.id, protocol::jsonrpc::kInvalidRequest, "Server not initialized: send initialize first");
     }
   }
   if (m.method == "logging/setLevel") return SetLevel(m);
@@ -172,34 +172,34 @@ json Session::HandleRequest(const jsonrpc::Message& m) {
     Close();
     return MakeResult(m.id, json::object());
   }
-  return MakeError(m.id, jsonrpc::kMethodNotFound, "Method not found: " + m.method);
+  return MakeError(m.id, protocol::jsonrpc::kMethodNotFound, "Method not found: " + m.method);
 }
 
-void Session::HandleNotification(const jsonrpc::Message& m) {
+void Session::HandleNotification(const protocol::jsonrpc::Message& m) {
   if (m.method == "notifications/cancelled") {
     if (m.params.is_object() && m.params.contains("requestId")) CancelRequest(m.params["requestId"]);
   }
   // notifications/initialized and anything else: nothing to do.
 }
 
-json Session::Initialize(const jsonrpc::Message& m) {
+json Session::Initialize(const protocol::jsonrpc::Message& m) {
   const json& p = m.params;
-  if (!p.is_object()) return MakeError(m.id, jsonrpc::kInvalidParams, "params: expected object");
+  if (!p.is_object()) return MakeError(m.id, protocol::jsonrpc::kInvalidParams, "params: expected object");
   if (!p.contains("protocolVersion") || !p["protocolVersion"].is_string()) {
-    return MakeError(m.id, jsonrpc::kInvalidParams, "params.protocolVersion: expected string");
+    return MakeError(m.id, protocol::jsonrpc::kInvalidParams, "params.protocolVersion: expected string");
   }
   if (p.contains("capabilities") && !p["capabilities"].is_object()) {
-    return MakeError(m.id, jsonrpc::kInvalidParams, "params.capabilities: expected object");
+    return MakeError(m.id, protocol::jsonrpc::kInvalidParams, "params.capabilities: expected object");
   }
   if (p.contains("clientInfo") && !p["clientInfo"].is_object()) {
-    return MakeError(m.id, jsonrpc::kInvalidParams, "params.clientInfo: expected object");
+    return MakeError(m.id, protocol::jsonrpc::kInvalidParams, "params.clientInfo: expected object");
   }
   std::string requested = p["protocolVersion"].get<std::string>();
   std::string version = IsSupportedProtocolVersion(requested) ? requested : kLatestProtocolVersion;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (closed_) return MakeError(m.id, jsonrpc::kInvalidRequest, "Session closed");
-    if (initialized_) return MakeError(m.id, jsonrpc::kInvalidRequest, "Session already initialized");
+    if (closed_) return MakeError(m.id, protocol::jsonrpc::kInvalidRequest, "Session closed");
+    if (initialized_) return MakeError(m.id, protocol::jsonrpc::kInvalidRequest, "Session already initialized");
     initialized_ = true;
     era_ = Era::kLegacy;
     protocol_version_ = version;
@@ -222,14 +222,14 @@ json Session::Initialize(const jsonrpc::Message& m) {
                            {"instructions", server_.Instructions()}});
 }
 
-json Session::SetLevel(const jsonrpc::Message& m) {
+json Session::SetLevel(const protocol::jsonrpc::Message& m) {
   std::string name;
   if (m.params.is_object() && m.params.contains("level") && m.params["level"].is_string()) {
     name = m.params["level"].get<std::string>();
   }
   std::optional<LogLevel> level = LogLevelFromName(name);
   if (!level) {
-    return MakeError(m.id, jsonrpc::kInvalidParams,
+    return MakeError(m.id, protocol::jsonrpc::kInvalidParams,
                      "params.level: expected one of debug, info, notice, warning, error, critical, alert, "
                      "emergency");
   }
@@ -239,16 +239,16 @@ json Session::SetLevel(const jsonrpc::Message& m) {
   return MakeResult(m.id, json::object());
 }
 
-json Session::ListTools(const jsonrpc::Message& m, const governance::Caller& who, bool sorted) {
+json Session::ListTools(const protocol::jsonrpc::Message& m, const governance::Caller& who, bool sorted) {
   size_t offset;
   std::string error;
-  if (!ReadCursor(m.params, &offset, &error)) return MakeError(m.id, jsonrpc::kInvalidParams, error);
+  if (!ReadCursor(m.params, &offset, &error)) return MakeError(m.id, protocol::jsonrpc::kInvalidParams, error);
   std::vector<std::shared_ptr<Tool>> tools = server_.ToolsFor(who);
   if (sorted) {
     std::stable_sort(tools.begin(), tools.end(),
                      [](const std::shared_ptr<Tool>& a, const std::shared_ptr<Tool>& b) { return a->name() < b->name(); });
   }
-  if (offset > tools.size()) return MakeError(m.id, jsonrpc::kInvalidParams, "params.cursor: invalid cursor");
+  if (offset > tools.size()) return MakeError(m.id, protocol::jsonrpc::kInvalidParams, "params.cursor: invalid cursor");
   json list = json::array();
   size_t end = std::min(tools.size(), offset + kPageSize);
   for (size_t i = offset; i < end; ++i) list.push_back(tools[i]->DefinitionFor(who));
@@ -257,18 +257,18 @@ json Session::ListTools(const jsonrpc::Message& m, const governance::Caller& who
   return MakeResult(m.id, std::move(result));
 }
 
-json Session::ListResources(const jsonrpc::Message& m) {
+json Session::ListResources(const protocol::jsonrpc::Message& m) {
   size_t offset;
   std::string error;
-  if (!ReadCursor(m.params, &offset, &error)) return MakeError(m.id, jsonrpc::kInvalidParams, error);
+  if (!ReadCursor(m.params, &offset, &error)) return MakeError(m.id, protocol::jsonrpc::kInvalidParams, error);
   json list = json::array();
   if (offset == 0) list.push_back(LanguagesResourceEntry());
   return MakeResult(m.id, {{"resources", std::move(list)}});
 }
 
-json Session::ReadResource(const jsonrpc::Message& m, int not_found_code) {
+json Session::ReadResource(const protocol::jsonrpc::Message& m, int not_found_code) {
   if (!m.params.is_object() || !m.params.contains("uri") || !m.params["uri"].is_string()) {
-    return MakeError(m.id, jsonrpc::kInvalidParams, "params.uri: expected string");
+    return MakeError(m.id, protocol::jsonrpc::kInvalidParams, "params.uri: expected string");
   }
   std::string uri = m.params["uri"].get<std::string>();
   if (uri != kLanguagesResourceUri) {
@@ -277,7 +277,7 @@ json Session::ReadResource(const jsonrpc::Message& m, int not_found_code) {
   return MakeResult(m.id, ReadLanguagesResource(server_.languages()));
 }
 
-void Session::StartToolCall(const jsonrpc::Message& m, std::shared_ptr<ReplyChannel> reply, Scope scope) {
+void Session::StartToolCall(const protocol::jsonrpc::Message& m, std::shared_ptr<ReplyChannel> reply, Scope scope) {
   const bool modern = scope.modern;
   auto fail = [&](int code, const std::string& message) {
     json response = modern ? modern::MakeError(m.id, code, message) : MakeError(m.id, code, message);
@@ -285,16 +285,16 @@ void Session::StartToolCall(const jsonrpc::Message& m, std::shared_ptr<ReplyChan
   };
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (closed_) return fail(jsonrpc::kInvalidRequest, "Session closed");
+    if (closed_) return fail(protocol::jsonrpc::kInvalidRequest, "Session closed");
     if (!initialized_ && !modern) {
-      return fail(jsonrpc::kInvalidRequest, "Server not initialized: send initialize first");
+      return fail(protocol::jsonrpc::kInvalidRequest, "Server not initialized: send initialize first");
     }
   }
   const json& p = m.params;
-  if (!p.is_object()) return fail(jsonrpc::kInvalidParams, "params: expected object");
-  if (!p.contains("name") || !p["name"].is_string()) return fail(jsonrpc::kInvalidParams, "params.name: expected string");
+  if (!p.is_object()) return fail(protocol::jsonrpc::kInvalidParams, "params: expected object");
+  if (!p.contains("name") || !p["name"].is_string()) return fail(protocol::jsonrpc::kInvalidParams, "params.name: expected string");
   json args = p.value("arguments", json());
-  if (!args.is_null() && !args.is_object()) return fail(jsonrpc::kInvalidParams, "params.arguments: expected object");
+  if (!args.is_null() && !args.is_object()) return fail(protocol::jsonrpc::kInvalidParams, "params.arguments: expected object");
   std::string name = p["name"].get<std::string>();
   const governance::Caller who = scope.caller;
   const std::string run_id = audit::NewRunId();
@@ -303,7 +303,7 @@ void Session::StartToolCall(const jsonrpc::Message& m, std::shared_ptr<ReplyChan
   if (tool == nullptr) {
     (void)server_.AuditToolCall(who, run_id, name, args.is_null() ? json::object() : args, "denied",
                                 {scope.traceparent, scope.tracestate});
-    return fail(jsonrpc::kInvalidParams, "Unknown tool: " + SanitizeUtf8(name.substr(0, 128)));
+    return fail(protocol::jsonrpc::kInvalidParams, "Unknown tool: " + SanitizeUtf8(name.substr(0, 128)));
   }
 
   auto call = std::make_shared<Call>();
@@ -315,14 +315,14 @@ void Session::StartToolCall(const jsonrpc::Message& m, std::shared_ptr<ReplyChan
   if (p.contains("_meta") && p["_meta"].is_object() && p["_meta"].contains("progressToken")) {
     const json& token = p["_meta"]["progressToken"];
     if (!token.is_string() && !token.is_number_integer()) {
-      return fail(jsonrpc::kInvalidParams, "params._meta.progressToken: expected string or integer");
+      return fail(protocol::jsonrpc::kInvalidParams, "params._meta.progressToken: expected string or integer");
     }
     call->progress_token = token;
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!calls_.emplace(call->key, call).second) {
-      return fail(jsonrpc::kInvalidRequest, "Request id " + call->key + " is already in use");
+      return fail(protocol::jsonrpc::kInvalidRequest, "Request id " + call->key + " is already in use");
     }
   }
   if (Status st = server_.AuditToolCall(who, run_id, name, args.is_null() ? json::object() : args, "allowed",
@@ -362,13 +362,13 @@ void Session::RunToolCall(const std::shared_ptr<Call>& call, Tool& tool, const j
                                                                     : "internal_error"});
   const Status& st = result.status();
   if (st.code() != StatusCode::kInvalidArgument) {
-    return FinishCall(call, ErrorFor(*call, jsonrpc::kInternalError, st.message()));
+    return FinishCall(call, ErrorFor(*call, protocol::jsonrpc::kInternalError, st.message()));
   }
   // SEP-1303: from 2025-11-25 input validation errors are tool errors.
   if (call->scope.version >= std::string("2025-11-25")) {
     return FinishCall(call, ResultFor(*call, ToolErrorResult("Invalid arguments: " + st.message())));
   }
-  FinishCall(call, ErrorFor(*call, jsonrpc::kInvalidParams, st.message()));
+  FinishCall(call, ErrorFor(*call, protocol::jsonrpc::kInvalidParams, st.message()));
 }
 
 json Session::ResultFor(const Call& call, json result) const {

@@ -31,7 +31,7 @@
 #include <nlohmann/json.hpp>
 
 #include "governance/policy.h"
-#include "mcp/json_rpc.h"
+#include "protocol/json_rpc.h"
 #include "mcp/log_level.h"
 #include "mcp/modern.h"
 #include "mcp/reply_channel.h"
@@ -61,7 +61,7 @@ class Session : public std::enable_shared_from_this<Session> {
   // Parses one raw message (one stdio line) and handles it.
   void HandleText(std::string_view text, std::shared_ptr<ReplyChannel> reply);
   // Handles one validated message.
-  void Handle(const jsonrpc::Message& message, std::shared_ptr<ReplyChannel> reply);
+  void Handle(const protocol::jsonrpc::Message& message, std::shared_ptr<ReplyChannel> reply);
 
   // Cancels the in-flight request `id` (as notifications/cancelled does):
   // its run is cancelled and no response is sent. False if unknown/finished.
@@ -106,27 +106,35 @@ class Session : public std::enable_shared_from_this<Session> {
   };
 
   // Decides the era on the first request (stdio) and returns it.
-  Era DecideEra(const jsonrpc::Message& m);
+  Era DecideEra(const protocol::jsonrpc::Message& m);
   // The modern front (session_modern.cc).
-  void HandleModern(const jsonrpc::Message& m, std::shared_ptr<ReplyChannel> reply);
-  nlohmann::json Discover(const jsonrpc::Message& m);
+  void HandleModern(const protocol::jsonrpc::Message& m, std::shared_ptr<ReplyChannel> reply);
+  nlohmann::json Discover(const protocol::jsonrpc::Message& m);
   // subscriptions/listen (session_modern.cc): opens a stream on `reply`
   // (acknowledged at once, answered only when it ends); EndListen ends one
   // without a response (cancelled, or its HTTP client left); EndListens ends
   // all with a completion response (Close).
-  void Listen(const jsonrpc::Message& m, std::shared_ptr<ReplyChannel> reply);
+  void Listen(const protocol::jsonrpc::Message& m, std::shared_ptr<ReplyChannel> reply);
   bool EndListen(const std::string& key);
   void EndListens();
+  // The Tasks extension (session_tasks.cc, task_manager.h). MaybeStartTask
+  // answers a tools/call with a CreateTaskResult when the request declares
+  // the extension and the server's task policy wants this call as a task
+  // (true: answered); TaskRequest answers tasks/get, tasks/cancel and
+  // tasks/update for `who`.
+  bool MaybeStartTask(const protocol::jsonrpc::Message& m, const modern::RequestMeta& meta, const Scope& scope,
+                      const std::shared_ptr<ReplyChannel>& reply);
+  nlohmann::json TaskRequest(const protocol::jsonrpc::Message& m, const modern::RequestMeta& meta, const governance::Caller& who);
 
-  nlohmann::json HandleRequest(const jsonrpc::Message& m);
-  void HandleNotification(const jsonrpc::Message& m);
-  nlohmann::json Initialize(const jsonrpc::Message& m);
-  nlohmann::json SetLevel(const jsonrpc::Message& m);
+  nlohmann::json HandleRequest(const protocol::jsonrpc::Message& m);
+  void HandleNotification(const protocol::jsonrpc::Message& m);
+  nlohmann::json Initialize(const protocol::jsonrpc::Message& m);
+  nlohmann::json SetLevel(const protocol::jsonrpc::Message& m);
   // The shared dispatcher: answers for `who`; `sorted` lists tools by name.
-  nlohmann::json ListTools(const jsonrpc::Message& m, const governance::Caller& who, bool sorted);
-  nlohmann::json ListResources(const jsonrpc::Message& m);
-  nlohmann::json ReadResource(const jsonrpc::Message& m, int not_found_code);
-  void StartToolCall(const jsonrpc::Message& m, std::shared_ptr<ReplyChannel> reply, Scope scope);
+  nlohmann::json ListTools(const protocol::jsonrpc::Message& m, const governance::Caller& who, bool sorted);
+  nlohmann::json ListResources(const protocol::jsonrpc::Message& m);
+  nlohmann::json ReadResource(const protocol::jsonrpc::Message& m, int not_found_code);
+  void StartToolCall(const protocol::jsonrpc::Message& m, std::shared_ptr<ReplyChannel> reply, Scope scope);
   void RunToolCall(const std::shared_ptr<Call>& call, Tool& tool, const nlohmann::json& args);
   // A tools/call response in the call's era.
   nlohmann::json ResultFor(const Call& call, nlohmann::json result) const;

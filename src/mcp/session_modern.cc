@@ -37,30 +37,30 @@ Session::Era Session::era() const {
   return era_;
 }
 
-Session::Era Session::DecideEra(const jsonrpc::Message& m) {
+Session::Era Session::DecideEra(const protocol::jsonrpc::Message& m) {
   std::lock_guard<std::mutex> lock(mu_);
   // Only a request decides (a stray notification before it does not), and
   // only once: a legacy connection stays legacy whatever it sends later.
-  if (era_ == Era::kUndetermined && m.kind == jsonrpc::Kind::kRequest && modern::LooksModern(m)) {
+  if (era_ == Era::kUndetermined && m.kind == protocol::jsonrpc::Kind::kRequest && modern::LooksModern(m)) {
     era_ = Era::kModern;
   }
   return era_;
 }
 
-void Session::HandleModern(const jsonrpc::Message& m, std::shared_ptr<ReplyChannel> reply) {
+void Session::HandleModern(const protocol::jsonrpc::Message& m, std::shared_ptr<ReplyChannel> reply) {
   auto finish = [&](json response) { reply->Finish(&response); };
-  if (m.kind == jsonrpc::Kind::kNotification) {
+  if (m.kind == protocol::jsonrpc::Kind::kNotification) {
     HandleNotification(m);  // notifications/cancelled (stdio's cancellation)
     reply->Finish(nullptr);
     return;
   }
-  if (closed()) return finish(modern::MakeError(m.id, jsonrpc::kInvalidRequest, "Session closed"));
+  if (closed()) return finish(modern::MakeError(m.id, protocol::jsonrpc::kInvalidRequest, "Session closed"));
   if (m.method == "initialize") {
     // The connection already speaks the modern era (stdio: its first request
     // chose it); the legacy handshake cannot start halfway. The method does
     // not exist in this era: -32601 (HTTP 404), as the conformance suite expects.
     return finish(modern::MakeError(
-        m.id, jsonrpc::kMethodNotFound,
+        m.id, protocol::jsonrpc::kMethodNotFound,
         std::string("This connection uses protocol ") + modern::kLatestModernVersion +
             " (per-request _meta, no initialize); start a new connection with initialize to use a legacy version",
         {{"supported", modern::SupportedVersions()}}));
@@ -99,29 +99,45 @@ void Session::HandleModern(const jsonrpc::Message& m, std::shared_ptr<ReplyChann
                                 " has no MCP session to own them). Use an API key, or the legacy protocol "
                                 "(initialize), to open code sessions.")));
     }
+    // The Tasks extension: a long run_code/execute may answer with a task
+    // (not for an anonymous per-request identity: nobody could poll it).
+    if (!ephemeral && MaybeStartTask(m, meta, scope, reply)) return;
     return StartToolCall(m, std::move(reply), std::move(scope));
+  }
+  if (m.method == "tasks/get" || m.method == "tasks/cancel" || m.method == "tasks/update") {
+    return finish(TaskRequest(m, meta, scope.caller));
   }
   if (m.method == "subscriptions/listen") return Listen(m, std::move(reply));
   // The languages resource is the same for every caller of the endpoint.
   if (m.method == "resources/list") return finish(Cacheable(ListResources(m), modern::kResourcesTtlMs, "public"));
   if (m.method == "resources/read") {
     // -32002 is retired in this era: an unknown resource is invalid params.
-    return finish(Cacheable(ReadResource(m, jsonrpc::kInvalidParams), modern::kResourcesTtlMs, "public"));
+    return finish(Cacheable(ReadResource(m, protocol::jsonrpc::kInvalidParams), modern::kResourcesTtlMs, "public"));
   }
   if (m.method == "resources/templates/list") {
-    return finish(Cacheable(jsonrpc::MakeResult(m.id, {{"resourceTemplates", json::array()}}), modern::kResourcesTtlMs,
+    return finish(Cacheable(protocol::jsonrpc::MakeResult(m.id, {{"resourceTemplates", json::array()}}), modern::kResourcesTtlMs,
                             "public"));
   }
-  finish(modern::MakeError(m.id, jsonrpc::kMethodNotFound, "Method not found: " + m.method));
+  finish(modern::MakeError(m.id, protocol::jsonrpc::kMethodNotFound, "Method not found: " + m.method));
 }
 
-void Session::Listen(const jsonrpc::Message& m, std::shared_ptr<ReplyChannel> reply) {
+void Session::Listen(const protocol::jsonrpc::Message& m, std::shared_ptr<ReplyChannel> reply) {
   auto fail = [&](int code, const std::string& message, json data = nullptr) {
     json response = modern::MakeError(m.id, code, message, data);
     reply->Finish(&response);
   };
   const json notifications = m.params.value("notifications", json::object());
-  if (!notifications.is_object()) return fail(jsonrpc::kInvalidParams, "params.notifications: expected object");
+  if (!notifications.is_object()) return fail(protocol::jsonrpc::kInvalidParams, "params.notifications: expected object");
+  // notifications/tasks are never sent (clients poll tasks/get), so no
+  // taskIds are acknowledged; asking for them without declaring the Tasks
+  // extension is -32021, as the extension requires.
+  if (server_.tasks() != nullptr && notifications.contains("taskIds")) {
+    const json& meta = m.params.value("_meta", json::object());
+    if (!DeclaresTasksExtension(meta.value(modern::kMetaClientCapabilities, json::object()))) {
+      return fail(modern::kMissingRequiredClientCapability, "Missing required client capability",
+                  {{"requiredCapabilities", {{"extensions", {{kTasksExtension, json::object()}}}}}});
+    }
+  }
   SubscriptionHub::Filter filter;
   filter.tools_list_changed = notifications.value("toolsListChanged", json(false)) == json(true);
   const governance::Caller who = caller();
@@ -129,13 +145,13 @@ void Session::Listen(const jsonrpc::Message& m, std::shared_ptr<ReplyChannel> re
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (listens_.count(key) || calls_.count(key)) {
-      return fail(jsonrpc::kInvalidRequest, "Request id " + key + " is already in use");
+      return fail(protocol::jsonrpc::kInvalidRequest, "Request id " + key + " is already in use");
     }
   }
   SubscriptionHub& hub = server_.subscriptions();
   StatusOr<uint64_t> handle = hub.Add(who.user + "\n" + who.key_id + "\n" + who.auth, reply, m.id, filter);
   if (!handle.ok()) {
-    return fail(jsonrpc::kInvalidRequest, "Too many subscriptions: " + handle.status().message(),
+    return fail(protocol::jsonrpc::kInvalidRequest, "Too many subscriptions: " + handle.status().message(),
                 {{"perCaller", hub.limits().per_caller}, {"total", hub.limits().total}});
   }
   json acknowledged = json::object();
@@ -144,11 +160,11 @@ void Session::Listen(const jsonrpc::Message& m, std::shared_ptr<ReplyChannel> re
     std::lock_guard<std::mutex> lock(mu_);
     if (closed_) {
       hub.Remove(*handle);
-      return fail(jsonrpc::kInvalidRequest, "Session closed");
+      return fail(protocol::jsonrpc::kInvalidRequest, "Session closed");
     }
     // The acknowledgment comes first (the spec requires it): the listener
     // gets notifications only once activated after it.
-    reply->Notify(jsonrpc::MakeNotification(
+    reply->Notify(protocol::jsonrpc::MakeNotification(
         "notifications/subscriptions/acknowledged",
         {{"_meta", {{modern::kMetaSubscriptionId, m.id}}}, {"notifications", acknowledged}}));
     listens_[key] = OpenListen{*handle, m.id, reply};
@@ -184,12 +200,12 @@ void Session::EndListens() {
   }
 }
 
-json Session::Discover(const jsonrpc::Message& m) {
-  return jsonrpc::MakeResult(m.id, {{"supportedVersions", modern::SupportedVersions()},
-                                    {"capabilities",
-                                     {{"tools", {{"listChanged", true}}},
-                                      {"logging", json::object()},
-                                      {"resources", json::object()}}},
+json Session::Discover(const protocol::jsonrpc::Message& m) {
+  json capabilities = {{"tools", {{"listChanged", true}}}, {"logging", json::object()}, {"resources", json::object()}};
+  // The Tasks extension (docs/mcp.md "Tasks"): an empty object is support.
+  if (server_.tasks() != nullptr) capabilities["extensions"] = {{kTasksExtension, json::object()}};
+  return protocol::jsonrpc::MakeResult(m.id, {{"supportedVersions", modern::SupportedVersions()},
+                                    {"capabilities", std::move(capabilities)},
                                     {"instructions", server_.Instructions()}});
 }
 

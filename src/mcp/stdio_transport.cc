@@ -11,7 +11,7 @@
 #include <mutex>
 #include <string>
 
-#include "mcp/json_rpc.h"
+#include "protocol/json_rpc.h"
 
 namespace airlock::mcp {
 namespace {
@@ -30,7 +30,7 @@ class LineWriter : public ReplyChannel {
 
  private:
   void Write(const json& message) {
-    std::string line = jsonrpc::Serialize(message);
+    std::string line = protocol::jsonrpc::Serialize(message);
     line += '\n';
     std::lock_guard<std::mutex> lock(mu_);
     if (broken_) return;
@@ -95,7 +95,7 @@ int ServeStdio(McpServer& server, int in_fd, int out_fd, int stop_fd) {
           discarding = true;
           line.clear();
           line.shrink_to_fit();
-          json error = jsonrpc::MakeError(nullptr, jsonrpc::kInvalidRequest,
+          json error = protocol::jsonrpc::MakeError(nullptr, protocol::jsonrpc::kInvalidRequest,
                                           "message too large (limit " + std::to_string(limit) + " bytes)");
           writer->Finish(&error);
         }

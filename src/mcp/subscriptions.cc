@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "mcp/json_rpc.h"
+#include "protocol/json_rpc.h"
 #include "mcp/modern.h"
 
 namespace airlock::mcp {
@@ -48,7 +48,7 @@ void SubscriptionHub::Publish(Kind kind) {
     }
   }
   for (auto& [channel, id] : targets) {
-    channel->Notify(jsonrpc::MakeNotification("notifications/tools/list_changed",
+    channel->Notify(protocol::jsonrpc::MakeNotification("notifications/tools/list_changed",
                                               {{"_meta", {{modern::kMetaSubscriptionId, id}}}}));
   }
 }

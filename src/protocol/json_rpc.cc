@@ -1,6 +1,6 @@
-#include "mcp/json_rpc.h"
+#include "protocol/json_rpc.h"
 
-namespace airlock::mcp::jsonrpc {
+namespace airlock::protocol::jsonrpc {
 namespace {
 
 using nlohmann::json;
@@ -94,4 +94,4 @@ std::string Serialize(const json& j) {
   return j.dump(-1, ' ', /*ensure_ascii=*/false, json::error_handler_t::replace);
 }
 
-}  // namespace airlock::mcp::jsonrpc
+}  // namespace airlock::protocol::jsonrpc

@@ -4,8 +4,8 @@
 // Batches (JSON arrays) are refused: MCP removed batching in 2025-06-18 and
 // airlock does not offer it to older revisions either (allowed: batching
 // was a MAY for servers to *support* receiving, and no client relies on it).
-#ifndef AIRLOCK_MCP_JSON_RPC_H_
-#define AIRLOCK_MCP_JSON_RPC_H_
+#ifndef AIRLOCK_PROTOCOL_JSON_RPC_H_
+#define AIRLOCK_PROTOCOL_JSON_RPC_H_
 
 #include <optional>
 #include <string>
@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace airlock::mcp::jsonrpc {
+namespace airlock::protocol::jsonrpc {
 
 inline constexpr int kParseError = -32700;
 inline constexpr int kInvalidRequest = -32600;
@@ -55,6 +55,6 @@ bool IsResponse(const nlohmann::json& j);
 // Serializes for the wire: compact, one line, invalid UTF-8 replaced.
 std::string Serialize(const nlohmann::json& j);
 
-}  // namespace airlock::mcp::jsonrpc
+}  // namespace airlock::protocol::jsonrpc
 
-#endif  // AIRLOCK_MCP_JSON_RPC_H_
+#endif  // AIRLOCK_PROTOCOL_JSON_RPC_H_

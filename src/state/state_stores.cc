@@ -12,6 +12,7 @@
 #include "auth/pg_key_store.h"
 #include "codetools/pg_code_tool_store.h"
 #include "codetools/sqlite_code_tool_store.h"
+#include "tasks/pg_task_store.h"
 
 namespace airlock::state {
 namespace {
@@ -121,6 +122,15 @@ StatusOr<std::unique_ptr<codetools::CodeToolStore>> OpenCodeToolStore(const conf
   AIRLOCK_ASSIGN_OR_RETURN(std::unique_ptr<codetools::SqliteCodeToolStore> store,
                            codetools::SqliteCodeToolStore::Open(c.CodeToolsDbPath()));
   return std::unique_ptr<codetools::CodeToolStore>(std::move(store));
+}
+
+StatusOr<std::shared_ptr<tasks::TaskStore>> OpenTaskStore(const config::Config& c) {
+  if (!UsesPostgres(c)) return std::shared_ptr<tasks::TaskStore>(std::make_shared<tasks::MemoryTaskStore>());
+  PgDatabase::Options options;
+  options.max_connections = 2;
+  AIRLOCK_ASSIGN_OR_RETURN(std::shared_ptr<PgDatabase> db, ConnectPostgres(c, options));
+  AIRLOCK_ASSIGN_OR_RETURN(std::unique_ptr<tasks::PgTaskStore> store, tasks::PgTaskStore::Open(std::move(db)));
+  return std::shared_ptr<tasks::TaskStore>(std::move(store));
 }
 
 bool ApiKeysEnabled(const config::Config& c) {

@@ -28,6 +28,7 @@
 #include "codetools/code_tool_store.h"
 #include "config/config.h"
 #include "db/pg_database.h"
+#include "tasks/task_store.h"
 
 namespace airlock::state {
 
@@ -56,6 +57,11 @@ StatusOr<std::unique_ptr<audit::AuditStore>> OpenExistingAuditStore(const config
 // The code tool store (the SQLite file and the state dir, mode 0700,
 // created if missing).
 StatusOr<std::unique_ptr<codetools::CodeToolStore>> OpenCodeToolStore(const config::Config& c);
+
+// The MCP task table (tasks/task_store.h): in memory with sqlite (tasks
+// live as long as the process), the shared table mcp_tasks with postgres
+// (every gateway sees every task). Shared by every endpoint's server.
+StatusOr<std::shared_ptr<tasks::TaskStore>> OpenTaskStore(const config::Config& c);
 
 // Whether every HTTP request needs an API key (and the console is
 // possible): server.http.api_keys, or with sqlite a non-empty keys_file.

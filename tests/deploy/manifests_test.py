@@ -10,8 +10,12 @@ probes, the configuration JSON in the ConfigMaps against the binary's own
 validation, the probe paths against a running `airlock serve` and a running
 `airlock runner-host` (mutual TLS included, with certificates from
 deploy/kubernetes/make-certs.sh), and the selectors, Secrets and mounts
-against each other. Each check prints PASS or FAIL with what is wrong; the
-exit code is 1 when any failed. Needs python3, python3-yaml and openssl.
+against each other. server.json's OCI packages are checked too: their image
+is the one packaging/oci/build.sh tags (--dry-run) and the manifests run,
+build.sh's io.modelcontextprotocol.server.name label is server.json's name,
+and the flags they pass exist (`airlock serve --help`, `podman run --help`).
+Each check prints PASS or FAIL with what is wrong; the exit code is 1 when
+any failed. Needs python3, python3-yaml and openssl.
 """
 
 import json
@@ -985,6 +989,123 @@ def check_security(ctx, ck):
             prev_comment = False
 
 
+# ------------------------------------------------------ server.json (OCI)
+
+SERVER_JSON = ROOT / "server.json"
+BUILD_SH = ROOT / "packaging" / "oci" / "build.sh"
+MCP_NAME_LABEL = "io.modelcontextprotocol.server.name"
+# registry/namespace/name:tag, the registry a host name (with a dot or a port).
+OCI_REFERENCE = re.compile(r"(?P<repo>[a-z0-9-]+(?:\.[a-z0-9-]+)+(?::\d+)?(?:/[a-z0-9._-]+)+):(?P<tag>[\w][\w.-]{0,127})")
+
+
+def build_sh_dry_run(ctx, version, ck):
+    """What packaging/oci/build.sh --dry-run says for a .deb of `version`: (tag, {label: value})."""
+    pkg = ctx.tmp / "fake-deb"
+    (pkg / "DEBIAN").mkdir(parents=True, exist_ok=True)
+    (pkg / "DEBIAN" / "control").write_text(
+        f"Package: airlock\nVersion: {version}\nArchitecture: amd64\nMaintainer: test <t@localhost>\n"
+        "Description: stand-in for the real package (only its version is read)\n")
+    deb = ctx.tmp / f"airlock_{version}_amd64.deb"
+    p = run(["dpkg-deb", "--build", "--root-owner-group", str(pkg), str(deb)])
+    if not ck.expect(p.returncode == 0, f"dpkg-deb --build failed: {p.stderr.strip()[:300]}"):
+        return None, {}
+    p = run(["bash", str(BUILD_SH), "--dry-run", "--deb", str(deb)])
+    if not ck.expect(p.returncode == 0, f"build.sh --dry-run failed: {p.stderr.strip()[:300]}"):
+        return None, {}
+    tag, labels = None, {}
+    for line in p.stdout.splitlines():
+        if line.startswith("tag="):
+            tag = line[4:]
+        elif line.startswith("label."):
+            k, _, v = line[6:].partition("=")
+            labels[k] = v
+    return tag, labels
+
+
+def check_arguments(ck, where, args, help_, runtime_help):
+    """Named --flags of packageArguments must be airlock's, runtimeArguments the container runtime's."""
+    for kind, text in (("packageArguments", None), ("runtimeArguments", runtime_help)):
+        for a in args.get(kind) or []:
+            if a.get("type") != "named":
+                continue
+            name = a.get("name", "")
+            if kind == "packageArguments":
+                known = help_.options.get(name)
+                if not ck.expect(known is not None, f"{where}: packageArguments pass {name}, not in `airlock serve --help`"):
+                    continue
+                ck.expect(known["value"] == ("value" in a), f"{where}: {name} {'takes' if known['value'] else 'takes no'} value")
+                if known["choices"] and "value" in a:
+                    ck.expect(a["value"] in known["choices"], f"{where}: {name} {a['value']!r} not in {sorted(known['choices'])}")
+            elif text is not None:
+                ck.expect(re.search(r"(^|[\s,])" + re.escape(name) + r"[\s,=]", text, re.M),
+                          f"{where}: runtimeArguments pass {name}, not in `podman run --help`")
+
+
+def check_server_json(ctx, ck):
+    s = json.loads(SERVER_JSON.read_text())
+    version = run([ctx.binary, "--version"]).stdout.strip()
+    ck.expect(s.get("version") == version, f"server.json version {s.get('version')!r} != airlock --version {version!r}")
+    help_ = ctx.helps.get(GATEWAY_SUB) or Help(ctx.binary, GATEWAY_SUB)
+    runtime_help = run(["podman", "run", "--help"]).stdout if shutil.which("podman") else None
+    if runtime_help is None:
+        ck.note("podman not installed: runtimeArguments' flags unchecked")
+    oci = [p for p in s.get("packages") or [] if p.get("registryType") == "oci"]
+    if not ck.expect(oci, "server.json has no OCI package (registryType \"oci\")"):
+        return
+    for i, p in enumerate(s["packages"]):
+        where = f"server.json packages[{i}] ({p.get('registryType')}, {dig(p, 'transport', 'type')})"
+        pos = [a for a in p.get("packageArguments") or [] if a.get("type") == "positional"]
+        ck.expect(pos and pos[0].get("value") == GATEWAY_SUB and help_.exists,
+                  f"{where}: the first positional argument must be `{GATEWAY_SUB}`")
+        check_arguments(ck, where, p, help_, runtime_help if p.get("registryType") == "oci" else None)
+        t = p.get("transport") or {}
+        if t.get("type") == "streamable-http":
+            url = t.get("url", "")
+            ck.expect(re.fullmatch(r"http://127\.0\.0\.1:\{port\}/mcp", url), f"{where}: url {url!r} is not http://127.0.0.1:{{port}}/mcp")
+            args = (p.get("runtimeArguments") or []) + (p.get("packageArguments") or [])
+            ck.expect(any("port" in (a.get("variables") or {}) for a in args), f"{where}: no argument defines the variable {{port}}")
+            http = next((a.get("value") for a in p.get("packageArguments") or [] if a.get("name") == "--http"), None)
+            if ck.expect(http, f"{where}: no --http in packageArguments") and p.get("registryType") == "oci":
+                published = next((a.get("value") for a in p.get("runtimeArguments") or [] if a.get("name") in ("-p", "--publish")), "")
+                ck.expect(published == f"127.0.0.1:{{port}}:{parse_address(http)[1]}",
+                          f"{where}: -p {published!r} does not publish --http {http} on 127.0.0.1:{{port}}")
+        else:
+            ck.expect(t.get("type") == "stdio", f"{where}: transport {t.get('type')!r}")
+    ck.expect({dig(p, "transport", "type") for p in oci} == {"stdio", "streamable-http"},
+              "server.json's OCI packages must offer stdio and streamable-http")
+    identifiers = {p.get("identifier") for p in oci}
+    if not ck.expect(len(identifiers) == 1, f"server.json's OCI packages name different images: {sorted(map(str, identifiers))}"):
+        return
+    identifier = identifiers.pop()
+    m = OCI_REFERENCE.fullmatch(identifier or "")
+    if not ck.expect(m, f"OCI identifier {identifier!r} is not REGISTRY/NAME:TAG"):
+        return
+    ck.expect(m.group("tag") == version, f"OCI identifier {identifier}: tag is not the version {version}")
+    for p in oci:
+        ck.expect("version" not in p and "registryBaseUrl" not in p,
+                  f"OCI package {identifier}: the registry refuses version/registryBaseUrl (the tag is in the identifier)")
+    ck.note(f"OCI identifier {identifier}")
+
+    # packaging/oci/build.sh tags that image and labels it with server.json's name.
+    tag, labels = build_sh_dry_run(ctx, version, ck)
+    if tag is not None:
+        ck.expect(tag == identifier, f"build.sh tags {tag!r}, server.json names {identifier!r}")
+        ck.expect(labels.get(MCP_NAME_LABEL) == s.get("name"),
+                  f"build.sh's label {MCP_NAME_LABEL}={labels.get(MCP_NAME_LABEL)!r}, server.json name {s.get('name')!r}")
+        ck.expect(labels.get("org.opencontainers.image.version") == version, "build.sh's version label is not the .deb's")
+        ck.note(f"build.sh: {tag}, {MCP_NAME_LABEL}={labels.get(MCP_NAME_LABEL)}")
+
+    # The Kubernetes manifests run that image.
+    kust = ctx.m.of_kind("Kustomization")
+    images = {i["name"]: i for k in kust for i in k.get("images") or []}
+    for c in ctx.containers:
+        image = c.container.get("image", "")
+        if image in images:
+            i = images[image]
+            image = f"{i.get('newName', image)}:{i.get('newTag', 'latest')}"
+        ck.expect(image == identifier, f"{c.where}: runs image {image!r}, server.json names {identifier!r}")
+
+
 CHECKS = [
     ("parse", check_parse),
     ("kustomization", check_kustomization),
@@ -1001,6 +1122,7 @@ CHECKS = [
     ("live-gateway-probes", check_live_gateway),
     ("live-runner-host-probes", check_live_runner_host),
     ("runner-host-mtls", check_runner_mtls),
+    ("server-json-oci", check_server_json),
 ]
 
 

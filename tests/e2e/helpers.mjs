@@ -102,7 +102,7 @@ export function freePort() {
   });
 }
 
-const URL_RE = /http:\/\/127\.0\.0\.1:(\d+)\/mcp/;
+const URL_RE = /https?:\/\/127\.0\.0\.1:(\d+)\/mcp/;  // https: server.http.tls
 
 // Spawns `airlock serve --http 127.0.0.1:PORT [...args]` and resolves once
 // it printed its URL on stderr (the agreed readiness signal). Tries port 0

@@ -15,7 +15,11 @@ import { after, before, describe, it } from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 
-import { AIRLOCK_BIN, HELLO, LANGUAGES, PNG_MAGIC, assertBinary, startHttpServer, textOf } from './helpers.mjs';
+import * as z from 'zod';
+
+import {
+  AIRLOCK_BIN, HELLO, LANGUAGES, PNG_MAGIC, REPO, assertBinary, pidsWithMarker, sleep, startHttpServer, textOf, uniqueMarker, waitFor,
+} from './helpers.mjs';
 
 const MODERN = '2026-07-28';
 const META_VERSION = 'io.modelcontextprotocol/protocolVersion';
@@ -167,6 +171,157 @@ describe('modern era over Streamable HTTP with an API key (SDK v2 client, pinned
     if (tmp) rmSync(tmp, { recursive: true, force: true });
   });
   defineModernTests(() => conn);
+});
+
+// The Tasks extension (io.modelcontextprotocol/tasks, docs/mcp.md "Tasks"):
+// SDK v2 clients that declare it in their capabilities (sent in every
+// request's _meta) and two API keys (alice, bob). tasks/get and tasks/cancel
+// go through client.request; the task-creating tools/call is a raw POST with
+// the same headers and _meta, because SDK 2.4.0 refuses resultType "task"
+// on tools/call (UNSUPPORTED_RESULT_TYPE: it has no client side of the
+// extension yet).
+describe('tasks', () => {
+  const TASKS = 'io.modelcontextprotocol/tasks';
+  const Any = z.object({}).passthrough();
+  let tmp;
+  let server;
+  const conns = {};
+  const newTaskClient = () => new Client({ name: 'airlock-e2e-tasks', version: '0.0.0' },
+    { capabilities: { extensions: { [TASKS]: {} } }, versionNegotiation: { mode: { pin: MODERN } } });
+  const request = (user, method, params) => conns[user].request({ method, params }, Any, { timeout: 60000 });
+  const secrets = {};
+  let nextId = 1;
+  async function runTask(user, args, tool = 'run_code') {
+    const body = {
+      jsonrpc: '2.0', id: nextId++, method: 'tools/call',
+      params: {
+        name: tool, arguments: args,
+        _meta: { [META_VERSION]: MODERN, [META_CAPS]: { extensions: { [TASKS]: {} } }, [META_CLIENT]: { name: 'airlock-e2e-tasks', version: '0' } },
+      },
+    };
+    const res = await fetch(server.url, {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: `Bearer ${secrets[user]}`,
+        'MCP-Protocol-Version': MODERN, 'Mcp-Method': 'tools/call', 'Mcp-Name': tool,
+      },
+      body: JSON.stringify(body),
+    });
+    assert.equal(res.status, 200);
+    const j = await res.json();
+    assert.ok(j.result, JSON.stringify(j));
+    return j.result;
+  }
+  async function poll(user, taskId, timeoutMs = 60000) {
+    const end = Date.now() + timeoutMs;
+    for (;;) {
+      const t = await request(user, 'tasks/get', { taskId });
+      if (t.status !== 'working' || Date.now() > end) return t;
+      await sleep(Math.min(t.pollIntervalMs ?? 200, 200));
+    }
+  }
+
+  before(async () => {
+    assertBinary();
+    tmp = mkdtempSync(path.join(tmpdir(), 'airlock-tasks-'));
+    const configFile = path.join(tmp, 'airlock.json');
+    const keysFile = path.join(tmp, 'keys.json');
+    writeFileSync(configFile, JSON.stringify({
+      server: { state_dir: path.join(tmp, 'state'), http: { keys_file: keysFile } },
+      tasks: { mode: 'long', min_timeout_ms: 20000, poll_interval_ms: 200 },
+      // One connector, so that code mode (execute) is offered.
+      mcpServers: {
+        test: { command: process.execPath, args: [path.join(REPO, 'tests', 'fixtures', 'mcp-servers', 'test-server.mjs')], trusted: true },
+      },
+    }));
+    for (const user of ['alice', 'bob']) {
+      const r = spawnSync(AIRLOCK_BIN, ['keys', 'create', '--file', keysFile, '--config', configFile, '--as', 'setup',
+        '--user', user, '--role', 'admin', '--json'], { encoding: 'utf8', timeout: 60000 });
+      assert.equal(r.status, 0, `airlock keys create: ${r.stdout}\n${r.stderr}`);
+      secrets[user] = JSON.parse(r.stdout).secret;
+    }
+    server = await startHttpServer({ args: ['--config', configFile] });
+    for (const user of ['alice', 'bob']) {
+      const client = newTaskClient();
+      await client.connect(new StreamableHTTPClientTransport(new URL(server.url),
+        { requestInit: { headers: { Authorization: `Bearer ${secrets[user]}` } } }));
+      conns[user] = client;
+    }
+  });
+  after(async () => {
+    for (const c of Object.values(conns)) await c.close().catch(() => {});
+    await server?.stop();
+    if (tmp) rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it('server/discover advertises the extension', () => {
+    assert.deepEqual(conns.alice.getServerCapabilities()?.extensions?.[TASKS], {});
+  });
+
+  it('a long run_code becomes a task, polled to the blocking result', async () => {
+    const created = await runTask('alice', { language: 'python', code: 'import time\ntime.sleep(1)\nprint("slept")', timeout_ms: 30000 });
+    assert.equal(created.resultType, 'task', show(created));
+    assert.equal(created.status, 'working');
+    assert.match(created.taskId, /^t_[0-9a-f]{32}$/);
+    assert.equal(created.ttlMs, 3600000);
+    assert.equal(created.pollIntervalMs, 200);
+    const done = await poll('alice', created.taskId);
+    assert.equal(done.status, 'completed', show(done));
+    assert.equal(done.taskId, created.taskId);  // (the SDK strips resultType, its discriminator)
+    assert.equal(done.result.structuredContent.status, 'ok', show(done));
+    assert.equal(done.result.structuredContent.stdout, 'slept\n');
+  });
+
+  it('a task may ask timeout_ms above limits.max_timeout_ms (up to tasks.max_timeout_ms)', async () => {
+    const created = await runTask('alice', { language: 'python', code: 'print("long allowed")', timeout_ms: 90000 });
+    assert.equal(created.resultType, 'task', show(created));
+    const done = await poll('alice', created.taskId);
+    assert.equal(done.status, 'completed', show(done));
+    assert.equal(done.result.structuredContent.status, 'ok', show(done));
+    assert.equal(done.result.structuredContent.stdout, 'long allowed\n');
+  });
+
+  it('a short run_code stays a blocking call', async () => {
+    const r = await runTask('alice', { language: 'python', code: 'print(6*7)' });
+    assert.equal(r.resultType ?? 'complete', 'complete', show(r));
+    assert.equal(r.structuredContent?.stdout, '42\n', show(r));
+  });
+
+  it('tasks/cancel ends a long task cancelled and its run is gone', async () => {
+    const marker = uniqueMarker('task-cancel');
+    const created = await runTask('alice', { language: 'python', code: `# ${marker}\nimport time\ntime.sleep(50)`, timeout_ms: 55000 });
+    assert.equal(created.resultType, 'task', show(created));
+    assert.ok(await waitFor(() => pidsWithMarker(marker).length > 0, 15000), 'the run started');
+    const ack = await request('alice', 'tasks/cancel', { taskId: created.taskId });
+    assert.equal(typeof ack, 'object', show(ack));  // an empty acknowledgement
+    const done = await poll('alice', created.taskId, 20000);
+    assert.equal(done.status, 'cancelled', show(done));
+    assert.ok(await waitFor(() => pidsWithMarker(marker).length === 0, 10000), 'the run is gone');
+  });
+
+  it('execute with a wall clock above codeMode.limits.wall_ms runs as a task', async () => {
+    const code = "const r = await tools.call('test.echo', {text: 'via task'}); return r;";
+    const created = await runTask('alice', { language: 'javascript', code, limits: { wall_ms: 30000 } }, 'execute');
+    assert.equal(created.resultType, 'task', show(created));
+    const done = await poll('alice', created.taskId);
+    assert.equal(done.status, 'completed', show(done));
+    assert.equal(done.result.structuredContent.ok, true, show(done));
+    assert.equal(done.result.structuredContent.limits.wall_ms, 30000);
+    assert.match(JSON.stringify(done.result.structuredContent.result), /via task/);
+  });
+
+  it("another caller's task id is answered like an unknown one", async () => {
+    const created = await runTask('alice', { language: 'python', code: 'print("mine")', timeout_ms: 30000 });
+    assert.equal(created.resultType, 'task', show(created));
+    const theirs = await request('bob', 'tasks/get', { taskId: created.taskId }).catch((e) => e);
+    const unknown = await request('bob', 'tasks/get', { taskId: `t_${'0'.repeat(32)}` }).catch((e) => e);
+    assert.equal(theirs.code, -32602, String(theirs));
+    assert.equal(theirs.code, unknown.code);
+    assert.equal(theirs.message, unknown.message);
+    const cancel = await request('bob', 'tasks/cancel', { taskId: created.taskId }).catch((e) => e);
+    assert.equal(cancel.code, -32602, String(cancel));
+    assert.equal((await poll('alice', created.taskId)).status, 'completed');
+  });
 });
 
 describe('modern era over anonymous Streamable HTTP', () => {

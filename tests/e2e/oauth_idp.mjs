@@ -4,9 +4,20 @@
 // client credentials grant, two RSA signing keys. Test-only extra: POST
 // /__rotate swaps in a provider whose JWKS starts with a new key (signing
 // with it), the old keys kept, at the same issuer - key rotation.
+// Resources named in `opaqueResources` get opaque access tokens instead,
+// which a resource server checks at the token introspection endpoint
+// (RFC 7662, client `introspector`) and a client revokes (RFC 7009).
 //
-//   const idp = await startIdp({ resource: 'http://127.0.0.1:PORT/mcp' });
-//   idp.issuer; await idp.rotate(); await idp.close();
+// With `consoleRedirectUri`, the provider also has the operators' console
+// as a confidential client (CONSOLE_CLIENT: authorization code + PKCE,
+// client_secret_basic, that one redirect URI) and its dev interaction pages
+// (a login form taking any login name, then consent). An account whose
+// login name starts with "admin" has groups ["airlock-admins"], any other
+// ["staff"]; the claims go into the ID token.
+//
+//   const idp = await startIdp({ resource: 'http://127.0.0.1:PORT/mcp', opaqueResources: [...] });
+//   idp.issuer; await idp.rotate(); await idp.revoke(CLIENTS.user, token); await idp.close();
+//   await startIdp({ resource, consoleRedirectUri: 'http://127.0.0.1:PORT/console/sso/callback' });
 import http from 'node:http';
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import Provider from 'oidc-provider';
@@ -21,9 +32,28 @@ export const CLIENTS = {
   user: { id: 'e2e-user', secret: 'user-secret-0123456789abcdef', scope: 'mcp:use' },
   // allowed only "openid": matches no role rule → 403
   nobody: { id: 'e2e-nobody', secret: 'nobody-secret-0123456789abcd', scope: 'other' },
+  // airlock's own client, with which it introspects opaque tokens
+  introspector: { id: 'airlock-rs', secret: 'rs-secret-0123456789abcdef0123', scope: 'other' },
 };
 
-export async function startIdp({ resource, port = 0 }) {
+// The console's single sign-on client (server.http.console.sso).
+export const CONSOLE_CLIENT = { id: 'airlock-console', secret: 'console-secret-0123456789abcdef01' };
+export const ADMIN_GROUP = 'airlock-admins';
+
+// An account of the dev login form: any login name.
+function findAccount(ctx, id) {
+  return {
+    accountId: id,
+    claims: () => ({
+      sub: id,
+      name: `User ${id}`,
+      email: `${id}@example.test`,
+      groups: id.startsWith('admin') ? [ADMIN_GROUP] : ['staff'],
+    }),
+  };
+}
+
+export async function startIdp({ resource, opaqueResources = [], port = 0, consoleRedirectUri = '', idTokenTtl = 3600 }) {
   let keys = [rsaJwk(), rsaJwk()];
   let provider;
   let issuer;
@@ -40,34 +70,53 @@ export async function startIdp({ resource, port = 0 }) {
   issuer = `http://127.0.0.1:${server.address().port}`;
 
   function build() {
-    const p = new Provider(issuer, {
-      clients: Object.values(CLIENTS).map((c) => ({
-        client_id: c.id,
-        client_secret: c.secret,
-        grant_types: ['client_credentials'],
-        redirect_uris: [],
-        response_types: [],
+    const clients = Object.values(CLIENTS).map((c) => ({
+      client_id: c.id,
+      client_secret: c.secret,
+      grant_types: ['client_credentials'],
+      redirect_uris: [],
+      response_types: [],
+      token_endpoint_auth_method: 'client_secret_basic',
+      scope: c.scope,
+    }));
+    if (consoleRedirectUri) {
+      clients.push({
+        client_id: CONSOLE_CLIENT.id,
+        client_secret: CONSOLE_CLIENT.secret,
+        grant_types: ['authorization_code'],
+        redirect_uris: [consoleRedirectUri],
+        response_types: ['code'],
         token_endpoint_auth_method: 'client_secret_basic',
-        scope: c.scope,
-      })),
+      });
+    }
+    const p = new Provider(issuer, {
+      clients,
       jwks: { keys },
       scopes: ['openid', 'mcp:use', 'other'],
+      findAccount,
+      claims: { openid: ['sub'], profile: ['name', 'groups'], email: ['email'] },
+      conformIdTokenClaims: false,  // profile and email claims in the ID token too
+      ttl: { IdToken: idTokenTtl },
       features: {
-        devInteractions: { enabled: false },
+        devInteractions: { enabled: Boolean(consoleRedirectUri) },
         clientCredentials: { enabled: true },
-        introspection: { enabled: true },
-        revocation: { enabled: true },
+        // only airlock's own client may introspect; a client revokes its own tokens
+        introspection: { enabled: true, allowedPolicy: (ctx, client) => client.clientId === CLIENTS.introspector.id },
+        revocation: { enabled: true, allowedPolicy: (ctx, client, token) => token.clientId === client.clientId },
         resourceIndicators: {
           enabled: true,
-          defaultResource: () => resource,
+          // the console's sign-in asks for no resource: its access token is the userinfo one
+          defaultResource: (ctx, client) => (client?.clientId === CONSOLE_CLIENT.id ? undefined : resource),
           useGrantedResource: () => true,
-          getResourceServerInfo: (ctx, indicator) => ({
-            scope: 'mcp:use other',
-            audience: indicator,
-            accessTokenTTL: 600,
-            accessTokenFormat: 'jwt',
-            jwt: { sign: { alg: 'RS256' } },
-          }),
+          getResourceServerInfo: (ctx, indicator) => (opaqueResources.includes(indicator)
+            ? { scope: 'mcp:use other', audience: indicator, accessTokenTTL: 600, accessTokenFormat: 'opaque' }
+            : {
+              scope: 'mcp:use other',
+              audience: indicator,
+              accessTokenTTL: 600,
+              accessTokenFormat: 'jwt',
+              jwt: { sign: { alg: 'RS256' } },
+            }),
         },
       },
     });
@@ -97,6 +146,18 @@ export async function startIdp({ resource, port = 0 }) {
       const j = await r.json();
       if (!r.ok) throw new Error(`token: ${r.status} ${JSON.stringify(j)}`);
       return j.access_token;
+    },
+    // RFC 7009 revocation of `token` by the client it was issued to.
+    async revoke(client, token) {
+      const r = await fetch(`${issuer}/token/revocation`, {
+        method: 'POST',
+        headers: {
+          authorization: 'Basic ' + Buffer.from(`${client.id}:${client.secret}`).toString('base64'),
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+        body: new URLSearchParams({ token, token_type_hint: 'access_token' }),
+      });
+      if (!r.ok) throw new Error(`revoke: ${r.status} ${await r.text()}`);
     },
     close: () => new Promise((r) => { server.closeAllConnections?.(); server.close(r); }),
   };

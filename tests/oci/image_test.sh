@@ -3,7 +3,8 @@
 # (cached: reused while the .deb and build.sh are unchanged), then under
 # podman: its labels and users, `airlock doctor` (every layer) and
 # `airlock selftest` (must pass) inside it with the documented least
-# privileges, each of those privileges shown necessary, the MCP SDK client
+# privileges, each of those privileges shown necessary, doctor and selftest
+# under `--cpus 0.5` (cgroup v1: jails clamped to it), the MCP SDK client
 # over `podman run -i ... serve` (every language, native and WASM, escape
 # probes) and over `serve --http` with a published port.
 # Exit 77 (skipped) only where podman cannot run here.
@@ -16,22 +17,15 @@ skip() { echo "oci_image: $*; skipped" >&2; exit 77; }
 for t in podman mmdebstrap runc node curl; do command -v "$t" >/dev/null || skip "$t is missing (scripts/setup.sh installs it)"; done
 podman info >/dev/null 2>&1 || skip "podman info fails: podman cannot run on this host"
 
-deb="$(ls "$build"/airlock_*_amd64.deb 2>/dev/null | head -1 || true)"
-if [ -z "$deb" ]; then
-  flock /tmp/airlock-build.lock cmake --build "$build" --target package >/dev/null
-  deb="$(ls "$build"/airlock_*_amd64.deb | head -1)"
-fi
-version="$(dpkg-deb -f "$deb" Version)"
-image="airlock:$version"
-key="$(cat "$deb" "$repo/packaging/oci/build.sh" | sha256sum | cut -d' ' -f1)"
 start=$(date +%s)
-if [ "$(podman image inspect --format '{{index .Labels "io.airlock.build.key"}}' "$image" 2>/dev/null || true)" = "$key" ]; then
-  echo "oci_image: reusing $image (cache key $key)"
-else
-  echo "oci_image: building $image"
-  "$repo/packaging/oci/build.sh" --deb "$deb" --tag "$image" >/dev/null
-fi
-echo "oci_image: image ready in $(( $(date +%s) - start )) s, $(podman image inspect --format '{{.Size}}' "$image") bytes"
+# The image, built or reused (cache key: the .deb and build.sh), under the
+# name build.sh gives by default: server.json's OCI package identifier.
+# shellcheck source=tests/oci/lib.sh
+. "$repo/tests/oci/lib.sh"
+oci_image_ready "$build" oci_image  # OCI_DEB, OCI_VERSION, OCI_IMAGE
+version="$OCI_VERSION"
+image="$OCI_IMAGE"
+echo "oci_image: image $(podman image inspect --format '{{.Size}}' "$image") bytes"
 
 label="airlock-oci-test-$$"
 tmp="$(mktemp -d /tmp/airlock-oci-test.XXXXXX)"
@@ -80,6 +74,22 @@ if ! "${base[@]}" "${least[@]}" "$image" selftest >"$tmp/selftest" 2>&1; then
   exit 1
 fi
 tail -2 "$tmp/selftest"
+
+# Under a CPU limit (--cpus: on cgroup v1 a cfs quota on the container's
+# cgroup) the kernel refuses any jail quota above it; airlock clamps each
+# jail's quota to it, and doctor says so. selftest runs jails asking for
+# more than 0.5 CPU (one core by default).
+if [ -e /sys/fs/cgroup/cpu/cpu.cfs_quota_us ]; then
+  "${base[@]}" "${least[@]}" --cpus 0.5 "$image" doctor >"$tmp/doctor-cpus"
+  grep -q "cpu: parent quota 0.5 CPUs" "$tmp/doctor-cpus" || {
+    cat "$tmp/doctor-cpus" >&2; echo "oci_image: doctor does not report the --cpus 0.5 quota" >&2; exit 1; }
+  if ! "${base[@]}" "${least[@]}" --cpus 0.5 "$image" selftest >"$tmp/selftest-cpus" 2>&1; then
+    cat "$tmp/selftest-cpus" >&2
+    echo "oci_image: selftest failed under --cpus 0.5" >&2
+    exit 1
+  fi
+  echo "oci_image: under --cpus 0.5: $(tail -1 "$tmp/selftest-cpus")"
+fi
 
 # Streamable HTTP on a published port.
 port="$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')"

@@ -2,7 +2,7 @@
 // stdio through `podman run -i ... airlock:<version> serve` (every native
 // language, every WASM-tier language, direct escape probes), and Streamable
 // HTTP against a container started by image_test.sh with a published port.
-//   AIRLOCK_OCI_RUN='["podman","run","-i",...,"airlock:0.1.0"]' AIRLOCK_OCI_HTTP=http://127.0.0.1:PORT/mcp node --test tests/oci/smoke.mjs
+//   AIRLOCK_OCI_RUN='["podman","run","-i",...,"ghcr.io/airlock/airlock:0.1.0"]' AIRLOCK_OCI_HTTP=http://127.0.0.1:PORT/mcp node --test tests/oci/smoke.mjs
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 

@@ -30,6 +30,8 @@ dpkg -i "$deb" >/dev/null
 test -x /usr/bin/airlock && test -x /usr/lib/airlock/airlock-init
 test "$(stat -c %a /var/lib/airlock)" = 700
 zcat /usr/share/man/man1/airlock.1.gz | grep -q '^\.TH AIRLOCK'
+# airlock(1) documents every subcommand's options (made by `airlock man` at build time).
+python3 "$here/tests/docs/man_page_test.py" /usr/bin/airlock /usr/share/man/man1/airlock.1.gz
 dpkg-query -W -f='${Conffiles}\n' airlock | grep -q /etc/airlock/airlock.json
 if command -v systemd-analyze >/dev/null; then
   systemd-analyze verify --man=no /lib/systemd/system/airlock.service  # the unit parses, its binary exists
@@ -41,11 +43,15 @@ node -e '
   const v = process.argv[1].trim();
   if (s.version !== v) throw new Error(`server.json version ${s.version}, airlock --version ${v}`);
   for (const p of s.packages) {
-    if (p.version !== v || p.identifier !== "airlock") throw new Error("package entry: " + JSON.stringify(p));
+    const ok = p.registryType === "deb" ? p.version === v && p.identifier === "airlock"
+             : p.registryType === "oci" && p.version === undefined && p.identifier.endsWith(":" + v);
+    if (!ok) throw new Error("package entry: " + JSON.stringify(p));
     if (p.packageArguments[0].value !== "serve") throw new Error("first argument must be serve");
   }
-  const http = s.packages.find((p) => p.transport.type === "streamable-http");
-  if (!http || !http.transport.url.endsWith("/mcp")) throw new Error("no streamable-http form at /mcp");
+  for (const type of ["deb", "oci"]) {
+    const http = s.packages.find((p) => p.registryType === type && p.transport.type === "streamable-http");
+    if (!http || !http.transport.url.endsWith("/mcp")) throw new Error(`no ${type} streamable-http form at /mcp`);
+  }
 ' "$(/usr/bin/airlock --version)"
 # The documentation: README.md with docs/ (screenshots included) beside it, as
 # in the repo, so every relative link resolves; the test suite is not shipped.

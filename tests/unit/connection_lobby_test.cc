@@ -23,7 +23,8 @@ using namespace std::chrono_literals;
 class LobbyTest : public ::testing::Test {
  protected:
   void Start(ConnectionLobby::Options o) {
-    lobby_ = std::make_unique<ConnectionLobby>(std::move(o), [this](int fd, std::string request) {
+    lobby_ = std::make_unique<ConnectionLobby>(std::move(o), [this](int fd, std::string request,
+                                                                 std::unique_ptr<TlsConnection>) {
       std::lock_guard<std::mutex> lock(mu_);
       ready_.push_back(request);
       close(fd);

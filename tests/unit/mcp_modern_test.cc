@@ -48,24 +48,24 @@ json ModernRequest(int id, const std::string& method, json params = json::object
 TEST(ModernMetaTest, RequiresVersionAndCapabilities) {
   auto missing = modern::ReadRequestMeta(json::object());
   ASSERT_TRUE(std::holds_alternative<modern::Error>(missing));
-  EXPECT_EQ(std::get<modern::Error>(missing).code, jsonrpc::kInvalidParams);
+  EXPECT_EQ(std::get<modern::Error>(missing).code, protocol::jsonrpc::kInvalidParams);
 
   json no_caps = {{"_meta", {{modern::kMetaProtocolVersion, "2026-07-28"}}}};
   auto r = modern::ReadRequestMeta(no_caps);
   ASSERT_TRUE(std::holds_alternative<modern::Error>(r));
-  EXPECT_EQ(std::get<modern::Error>(r).code, jsonrpc::kInvalidParams);
+  EXPECT_EQ(std::get<modern::Error>(r).code, protocol::jsonrpc::kInvalidParams);
   EXPECT_NE(std::get<modern::Error>(r).message.find("clientCapabilities"), std::string::npos);
 
   json bad_version_type = {{"_meta", {{modern::kMetaProtocolVersion, 7}, {modern::kMetaClientCapabilities, {}}}}};
   r = modern::ReadRequestMeta(bad_version_type);
   ASSERT_TRUE(std::holds_alternative<modern::Error>(r));
-  EXPECT_EQ(std::get<modern::Error>(r).code, jsonrpc::kInvalidParams);
+  EXPECT_EQ(std::get<modern::Error>(r).code, protocol::jsonrpc::kInvalidParams);
 
   json bad_level = {{"_meta", Meta()}};
   bad_level["_meta"][modern::kMetaLogLevel] = "loud";
   r = modern::ReadRequestMeta(bad_level);
   ASSERT_TRUE(std::holds_alternative<modern::Error>(r));
-  EXPECT_EQ(std::get<modern::Error>(r).code, jsonrpc::kInvalidParams);
+  EXPECT_EQ(std::get<modern::Error>(r).code, protocol::jsonrpc::kInvalidParams);
 }
 
 TEST(ModernMetaTest, ReadsClientLevelAndTrace) {
@@ -98,9 +98,9 @@ TEST(ModernMetaTest, UnsupportedVersionListsSupported) {
 }
 
 TEST(ModernMetaTest, ErrorsOmitNullIdAndResultsAreComplete) {
-  json e = modern::MakeError(nullptr, jsonrpc::kParseError, "Parse error");
+  json e = modern::MakeError(nullptr, protocol::jsonrpc::kParseError, "Parse error");
   EXPECT_FALSE(e.contains("id"));
-  EXPECT_EQ(e["error"]["code"], jsonrpc::kParseError);
+  EXPECT_EQ(e["error"]["code"], protocol::jsonrpc::kParseError);
   json r = modern::CompleteResult(3, {{"tools", json::array()}});
   EXPECT_EQ(r["id"], 3);
   EXPECT_EQ(r["result"]["resultType"], "complete");
@@ -111,8 +111,8 @@ TEST(ModernMetaTest, ErrorsOmitNullIdAndResultsAreComplete) {
 }
 
 TEST(ModernMetaTest, HeadersMustMatchBody) {
-  jsonrpc::Message m;
-  m.kind = jsonrpc::Kind::kRequest;
+  protocol::jsonrpc::Message m;
+  m.kind = protocol::jsonrpc::Kind::kRequest;
   m.id = 1;
   m.method = "tools/call";
   m.params = {{"name", "run_code"}, {"_meta", Meta()}};
@@ -187,7 +187,7 @@ TEST_F(McpModernSessionTest, DiscoverNeedsNoHandshakeAndSelectsModern) {
 TEST_F(McpModernSessionTest, DiscoverWithoutMetaIsInvalidParams) {
   json r = Send(Request(1, "server/discover"));
   ASSERT_TRUE(r.contains("error")) << r;
-  EXPECT_EQ(r["error"]["code"], jsonrpc::kInvalidParams);
+  EXPECT_EQ(r["error"]["code"], protocol::jsonrpc::kInvalidParams);
   EXPECT_EQ(r["id"], 1);
 }
 
@@ -213,7 +213,7 @@ TEST_F(McpModernSessionTest, ToolsListIsSortedCompleteAndPrivate) {
   // Every request must carry _meta, even after the era is chosen.
   json bare = Send(Request(2, "tools/list"));
   ASSERT_TRUE(bare.contains("error"));
-  EXPECT_EQ(bare["error"]["code"], jsonrpc::kInvalidParams);
+  EXPECT_EQ(bare["error"]["code"], protocol::jsonrpc::kInvalidParams);
 }
 
 TEST_F(McpModernSessionTest, ToolsCallAnswersCompleteResult) {
@@ -232,10 +232,10 @@ TEST_F(McpModernSessionTest, ResourcesAndUnknownMethods) {
   EXPECT_EQ(list["result"]["cacheScope"], "public");
   json missing = Send(ModernRequest(2, "resources/read", {{"uri", "airlock://nope"}}));
   ASSERT_TRUE(missing.contains("error"));
-  EXPECT_EQ(missing["error"]["code"], jsonrpc::kInvalidParams);  // -32002 is retired in this era
+  EXPECT_EQ(missing["error"]["code"], protocol::jsonrpc::kInvalidParams);  // -32002 is retired in this era
   json ping = Send(ModernRequest(3, "ping"));
   ASSERT_TRUE(ping.contains("error"));
-  EXPECT_EQ(ping["error"]["code"], jsonrpc::kMethodNotFound);
+  EXPECT_EQ(ping["error"]["code"], protocol::jsonrpc::kMethodNotFound);
 }
 
 TEST_F(McpModernSessionTest, ParseErrorOnModernConnectionHasNoNullId) {
@@ -259,7 +259,7 @@ TEST_F(McpModernSessionTest, LegacyConnectionIsUnchanged) {
   // A modern-looking request later on a legacy connection is served as legacy.
   json discover = Send(ModernRequest(3, "server/discover"));
   ASSERT_TRUE(discover.contains("error"));
-  EXPECT_EQ(discover["error"]["code"], jsonrpc::kMethodNotFound);
+  EXPECT_EQ(discover["error"]["code"], protocol::jsonrpc::kMethodNotFound);
   json missing = Send(Request(4, "resources/read", {{"uri", "airlock://nope"}}));
   EXPECT_EQ(missing["error"]["code"], -32002);
 }
@@ -317,7 +317,7 @@ TEST_F(McpModernSessionTest, ListenIsBoundedAndEndsGracefullyOnClose) {
   session_->HandleText(ListenRequest(99).dump(), refused);
   json e = refused->Wait();
   ASSERT_TRUE(e.contains("error")) << e;
-  EXPECT_EQ(e["error"]["code"], jsonrpc::kInvalidRequest);
+  EXPECT_EQ(e["error"]["code"], protocol::jsonrpc::kInvalidRequest);
   EXPECT_EQ(e["error"]["data"]["perCaller"], per_caller);
   EXPECT_NE(e["error"]["message"].get<std::string>().find("Too many subscriptions"), std::string::npos);
   session_->Close();
@@ -475,11 +475,11 @@ TEST_F(McpModernHttpTest, UnsupportedVersionAndMissingMetaAre400) {
   res = Post(Request(2, "tools/list"));  // modern header, no _meta
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 400);
-  EXPECT_EQ(json::parse(res->body)["error"]["code"], jsonrpc::kInvalidParams);
+  EXPECT_EQ(json::parse(res->body)["error"]["code"], protocol::jsonrpc::kInvalidParams);
   res = Post(ModernRequest(3, "nope/nothing"));
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 404);
-  EXPECT_EQ(json::parse(res->body)["error"]["code"], jsonrpc::kMethodNotFound);
+  EXPECT_EQ(json::parse(res->body)["error"]["code"], protocol::jsonrpc::kMethodNotFound);
 }
 
 TEST_F(McpModernHttpTest, NoGetStreamAndNoSessionHeader) {
@@ -490,7 +490,7 @@ TEST_F(McpModernHttpTest, NoGetStreamAndNoSessionHeader) {
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 400);
   json body = json::parse(res->body);
-  EXPECT_EQ(body["error"]["code"], jsonrpc::kInvalidRequest);
+  EXPECT_EQ(body["error"]["code"], protocol::jsonrpc::kInvalidRequest);
   EXPECT_NE(body["error"]["message"].get<std::string>().find("Mcp-Session-Id"), std::string::npos);
 }
 
@@ -505,7 +505,7 @@ TEST_F(McpModernHttpTest, AnonymousCallerCannotOpenCodeSessions) {
     EXPECT_NE(body["result"]["content"][0]["text"].get<std::string>().find("E_SESSION_NEEDS_IDENTITY"),
               std::string::npos);
   } else {
-    EXPECT_EQ(body["error"]["code"], jsonrpc::kInvalidParams) << body;
+    EXPECT_EQ(body["error"]["code"], protocol::jsonrpc::kInvalidParams) << body;
   }
 }
 
@@ -517,7 +517,7 @@ TEST_F(McpModernHttpTest, TransportErrorsOfModernRequestsUseTheModernShape) {
   EXPECT_EQ(res->status, 406);
   json body = json::parse(res->body);
   EXPECT_EQ(body["id"], 7) << body;
-  EXPECT_EQ(body["error"]["code"], jsonrpc::kInvalidRequest) << body;
+  EXPECT_EQ(body["error"]["code"], protocol::jsonrpc::kInvalidRequest) << body;
   EXPECT_EQ(body["error"]["data"]["httpStatus"], 406);
 
   httplib::Headers h = {{"Accept", "application/json, text/event-stream"},
@@ -535,21 +535,21 @@ TEST_F(McpModernHttpTest, TransportErrorsOfModernRequestsUseTheModernShape) {
   EXPECT_EQ(res->status, 400);
   body = json::parse(res->body);
   EXPECT_FALSE(body.contains("id")) << body;
-  EXPECT_EQ(body["error"]["code"], jsonrpc::kParseError);
+  EXPECT_EQ(body["error"]["code"], protocol::jsonrpc::kParseError);
 
   res = client_->Post("/elsewhere", h, ModernRequest(9, "tools/list").dump(), "application/json");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 404);
   body = json::parse(res->body);
   EXPECT_FALSE(body.contains("id")) << body;  // refused before the body is read
-  EXPECT_EQ(body["error"]["code"], jsonrpc::kInvalidRequest);
+  EXPECT_EQ(body["error"]["code"], protocol::jsonrpc::kInvalidRequest);
 
   auto get = client_->Get("/mcp", {{"Accept", "text/event-stream"}, {"MCP-Protocol-Version", "2026-07-28"}});
   ASSERT_TRUE(get);
   EXPECT_EQ(get->status, 405);
   body = json::parse(get->body);
   EXPECT_FALSE(body.contains("id")) << body;
-  EXPECT_EQ(body["error"]["code"], jsonrpc::kInvalidRequest);
+  EXPECT_EQ(body["error"]["code"], protocol::jsonrpc::kInvalidRequest);
 
   // Modern by its _meta alone (no version header): the same shape.
   res = client_->Post("/mcp", {{"Accept", "application/json"}}, ModernRequest(10, "tools/list").dump(),
@@ -558,7 +558,7 @@ TEST_F(McpModernHttpTest, TransportErrorsOfModernRequestsUseTheModernShape) {
   EXPECT_EQ(res->status, 406);
   body = json::parse(res->body);
   EXPECT_EQ(body["id"], 10) << body;
-  EXPECT_EQ(body["error"]["code"], jsonrpc::kInvalidRequest);
+  EXPECT_EQ(body["error"]["code"], protocol::jsonrpc::kInvalidRequest);
 }
 
 TEST_F(McpModernHttpTest, TransportErrorsOfLegacyRequestsAreUnchanged) {
@@ -597,7 +597,7 @@ TEST(McpModernHttpAuthTest, UnauthorizedModernRequestHasItsIdLegacyKeepsNull) {
   EXPECT_TRUE(res->has_header("WWW-Authenticate"));
   json body = json::parse(res->body);
   EXPECT_FALSE(body.contains("id")) << body;  // refused before the body is read
-  EXPECT_EQ(body["error"]["code"], jsonrpc::kInvalidRequest);
+  EXPECT_EQ(body["error"]["code"], protocol::jsonrpc::kInvalidRequest);
   res = client.Post("/mcp", {{"Accept", "application/json, text/event-stream"}}, InitializeRequest(1).dump(),
                     "application/json");
   ASSERT_TRUE(res);

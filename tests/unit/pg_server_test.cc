@@ -366,7 +366,7 @@ TEST_F(PgTest, MigrationsAreAppliedOnceInOrder) {
     });
   };
   ASSERT_TRUE(read().ok());
-  EXPECT_EQ(names, (std::vector<std::string>{"audit log", "code tools", "api keys"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"audit log", "code tools", "api keys", "mcp tasks"}));
   const std::vector<std::string> first = applied_at;
   ASSERT_TRUE(state::MigratePg(*db).ok()) << "up to date: nothing to do";
   ASSERT_TRUE(read().ok());
@@ -416,23 +416,24 @@ TEST_F(PgTest, AMigrationIsAllOrNothing) {
   auto db = Connect();
   ASSERT_TRUE(db);
   std::vector<state::PgMigration> more = state::PgMigrations();
-  more.push_back({4, "half done", "CREATE TABLE half (x INT); SELECT no_such_function();"});
+  const int next = static_cast<int>(more.size()) + 1;  // one past airlock's own
+  more.push_back({next, "half done", "CREATE TABLE half (x INT); SELECT no_such_function();"});
   Status st = state::MigratePg(*db, more);
   EXPECT_FALSE(st.ok());
-  EXPECT_NE(st.message().find("migration 4"), std::string::npos) << st.message();
-  EXPECT_EQ(*state::PgSchemaVersion(*db), 3) << "the earlier ones stay applied";
+  EXPECT_NE(st.message().find("migration " + std::to_string(next)), std::string::npos) << st.message();
+  EXPECT_EQ(*state::PgSchemaVersion(*db), next - 1) << "the earlier ones stay applied";
   bool half = true;
   ASSERT_TRUE(db->Transact([&](pqxx::transaction_base& tx) {
                   half = tx.exec1("SELECT to_regclass('half') IS NOT NULL")[0].as<bool>();
                   return OkStatus();
                 }).ok());
   EXPECT_FALSE(half) << "nothing of the failed migration remains";
-  more.back() = {4, "fixed", "CREATE TABLE half (x INT)"};
+  more.back() = {next, "fixed", "CREATE TABLE half (x INT)"};
   ASSERT_TRUE(state::MigratePg(*db, more).ok());
-  EXPECT_EQ(*state::PgSchemaVersion(*db), 4);
+  EXPECT_EQ(*state::PgSchemaVersion(*db), next);
   more.back().name = "renamed";
   st = state::MigratePg(*db, more);
-  EXPECT_EQ(st.code(), StatusCode::kFailedPrecondition) << "version 4 is another migration here";
+  EXPECT_EQ(st.code(), StatusCode::kFailedPrecondition) << "that version is another migration here";
 }
 
 }  // namespace

@@ -2,7 +2,7 @@
 
 #include <chrono>
 
-#include <nlohmann/json.hpp>
+#include "auth/oauth/discovery.h"
 
 namespace airlock::auth::oauth {
 
@@ -45,27 +45,10 @@ StatusOr<std::string> JwksCache::JwksUri() {
     std::lock_guard<std::mutex> lock(mu_);
     if (!jwks_uri_.empty()) return jwks_uri_;
   }
-  std::string errors;
-  for (const std::string& url : {AuthorizationServerMetadataUrl(options_.issuer), OpenIdConfigurationUrl(options_.issuer)}) {
-    StatusOr<std::string> body = fetch_(url);
-    if (!body.ok()) {
-      errors += (errors.empty() ? "" : "; ") + body.status().message();
-      continue;
-    }
-    nlohmann::json m = nlohmann::json::parse(*body, nullptr, false);
-    if (!m.is_object() || m.value("issuer", "") != options_.issuer) {
-      errors += (errors.empty() ? "" : "; ") + url + ": not metadata of issuer " + options_.issuer;
-      continue;
-    }
-    if (!m.contains("jwks_uri") || !m["jwks_uri"].is_string()) {
-      errors += (errors.empty() ? "" : "; ") + url + ": no jwks_uri";
-      continue;
-    }
-    std::lock_guard<std::mutex> lock(mu_);
-    jwks_uri_ = m["jwks_uri"].get<std::string>();
-    return jwks_uri_;
-  }
-  return Unavailable("authorization server discovery failed: " + errors);
+  AIRLOCK_ASSIGN_OR_RETURN(std::string uri, DiscoverEndpoint(options_.issuer, fetch_, "jwks_uri"));
+  std::lock_guard<std::mutex> lock(mu_);
+  jwks_uri_ = std::move(uri);
+  return jwks_uri_;
 }
 
 StatusOr<std::shared_ptr<const JwkSet>> JwksCache::Fetch() {

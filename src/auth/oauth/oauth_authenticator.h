@@ -1,8 +1,10 @@
 // The resource server's decision on one bearer token: a Caller, or the
-// status (401/403) and WWW-Authenticate challenge to answer with. Combines
-// the JWKS cache, the JWT validator and the role rules of
+// status (401/403/503) and WWW-Authenticate challenge to answer with.
+// Combines the JWKS cache, the JWT validator, token introspection for
+// opaque tokens (introspection.h, when configured) and the role rules of
 // server.http.oauth. Thread-safe; Authenticate may block only while the
-// key set is (re)fetched (jwks_cache.h), never on a lock held by a fetch.
+// key set is (re)fetched (jwks_cache.h) or a token is introspected, never on
+// a lock held by a fetch.
 //
 //   auto oauth = OAuthAuthenticator::Create(config.server.http.oauth, HttpGet);
 //   AuthDecision d = oauth->Authenticate(token, "/mcp");
@@ -15,6 +17,7 @@
 #include <string>
 #include <string_view>
 
+#include "auth/oauth/introspection.h"
 #include "auth/oauth/jwks_cache.h"
 #include "config/config.h"
 #include "governance/policy.h"
@@ -23,7 +26,7 @@ namespace airlock::auth::oauth {
 
 struct AuthDecision {
   std::optional<governance::Caller> caller;  // set: admitted
-  int status = 401;                          // else 401 or 403
+  int status = 401;                          // else 401, 403, or 503 (introspection unavailable)
   std::string challenge;                     // WWW-Authenticate value
   std::string message;                       // why, for the body and logs
   std::string client_id;                     // of a valid token, "" otherwise
@@ -33,7 +36,9 @@ class OAuthAuthenticator {
  public:
   // Wall-clock unix seconds (tests pass a fixed one).
   using WallClock = std::function<int64_t()>;
-  OAuthAuthenticator(config::OAuthConfig cfg, Fetcher fetch, WallClock now = nullptr, Clock steady = SteadySeconds);
+  // `introspector` null: a token that is not a JWT is refused (401).
+  OAuthAuthenticator(config::OAuthConfig cfg, Fetcher fetch, WallClock now = nullptr, Clock steady = SteadySeconds,
+                     std::unique_ptr<TokenIntrospector> introspector = nullptr);
 
   // `token` from "Authorization: Bearer"; `endpoint_path` the MCP endpoint
   // ("/mcp"), naming the metadata URL in challenges. Caller: user
@@ -44,14 +49,19 @@ class OAuthAuthenticator {
 
   const config::OAuthConfig& config() const { return cfg_; }
   JwksCache& keys() { return keys_; }
+  TokenIntrospector* introspector() { return introspector_.get(); }
 
  private:
   AuthDecision Refuse(int status, const std::string& error, const std::string& message,
                       const std::string& endpoint_path) const;
+  // The decision on a genuine token's claims: required scope, role rules.
+  AuthDecision Admit(const TokenClaims& claims, const std::string& endpoint_path) const;
+  AuthDecision AuthenticateJwt(std::string_view token, const std::string& endpoint_path);
 
   const config::OAuthConfig cfg_;
   WallClock now_;
   JwksCache keys_;
+  std::unique_ptr<TokenIntrospector> introspector_;
 };
 
 }  // namespace airlock::auth::oauth

@@ -81,8 +81,15 @@ Status CheckOAuthConfig(const config::OAuthConfig& cfg, bool listener_is_loopbac
   }
   if (!listener_is_loopback && !cfg.behind_tls_proxy) {
     return InvalidArgument(where +
-                           ": OAuth over plain HTTP on a non-loopback listener; put a TLS-terminating proxy in front "
-                           "and set behind_tls_proxy: true");
+                           ": OAuth over plain HTTP on a non-loopback listener; give the listener a certificate "
+                           "(server.http.tls.cert_file and key_file), or put a TLS-terminating proxy in front and "
+                           "set behind_tls_proxy: true");
+  }
+  const std::string& introspect = cfg.introspection.endpoint;
+  if (!cfg.introspection.client_id.empty() && !introspect.empty() && !StartsWith(introspect, "https://") &&
+      !(StartsWith(introspect, "http://") && mcp::IsLoopbackName(HostOf(introspect)))) {
+    return InvalidArgument(where + ".introspection.endpoint: must be https:// (plain http only on loopback); the "
+                                   "client secret is sent to it");
   }
   for (size_t i = 0; i < cfg.role_rules.size(); ++i) {
     const config::OAuthRoleRule& r = cfg.role_rules[i];

@@ -37,7 +37,10 @@ std::string BearerChallenge(const std::string& metadata_url, const std::string& 
 // Start-up checks of server.http.oauth against where airlock listens:
 // issuer and resource absolute URIs without a fragment; the resource
 // https:// unless its host is loopback; a plain HTTP listener on a
-// non-loopback address only with behind_tls_proxy; role rules well formed.
+// non-loopback address only with behind_tls_proxy; role rules well formed;
+// an introspection endpoint https:// unless its host is loopback.
+// `listener_is_loopback`: true as well for an HTTPS listener
+// (server.http.tls), where tokens never cross the network in clear text.
 Status CheckOAuthConfig(const config::OAuthConfig& cfg, bool listener_is_loopback);
 
 }  // namespace airlock::auth::oauth

@@ -19,6 +19,8 @@ const els = {
   form: $('signin-form'),
   key: $('signin-key'),
   submit: $('signin-submit'),
+  sso: $('sso'),
+  ssoSignin: $('sso-signin'),
   whoami: $('whoami'),
   expiry: $('session-expiry'),
   signout: $('signout'),
@@ -89,6 +91,25 @@ function showSignin(message) {
   else clearError();
   document.title = 'sign in · airlock console';
   els.key.focus();
+  showSigninOptions();
+}
+
+// Which sign-ins this server offers: single sign-on ("Sign in with <provider>")
+// and/or the API key form.
+async function showSigninOptions() {
+  try {
+    const o = await get('signin-options', undefined, { quiet401: true });
+    if (o.sso) {
+      els.ssoSignin.textContent = `Sign in with ${o.sso.provider}`;
+      els.ssoSignin.setAttribute('href', o.sso.login);
+      els.sso.hidden = false;
+    } else {
+      els.sso.hidden = true;
+    }
+    els.form.hidden = !o.key_signin;
+  } catch {
+    // an older server: the key form only
+  }
 }
 
 onUnauthorized((message) => {

@@ -196,8 +196,14 @@ StatusOr<json> ExecuteTool::Call(const json& arguments, ToolCallContext& ctx) {
   }
   // Inline programs never call write tools (docs/governance.md): grants
   // carry no write connectors.
-  StatusOr<codemode::Limits> limits =
-      codemode::ApplyCallerLimits(admin_limits_, arguments.contains("limits") ? arguments["limits"] : json());
+  // A task's run (io.modelcontextprotocol/tasks) may ask a wall clock up to
+  // tasks.max_timeout_ms; one that asks none keeps the configured default.
+  codemode::Limits cap = admin_limits_;
+  const json asked = arguments.contains("limits") ? arguments["limits"] : json();
+  if (ctx.task_max_timeout_ms() > cap.wall_ms && asked.is_object() && asked.contains("wall_ms")) {
+    cap.wall_ms = ctx.task_max_timeout_ms();
+  }
+  StatusOr<codemode::Limits> limits = codemode::ApplyCallerLimits(cap, asked);
   if (!limits.ok()) return refuse(limits.status().message());
 
   ctx.Log(LogLevel::kInfo, "execute: starting " + lang + " with connectors [" +

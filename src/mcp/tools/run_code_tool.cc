@@ -1,5 +1,6 @@
 #include "mcp/tools/run_code_tool.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "base/byte_size.h"
@@ -312,8 +313,10 @@ StatusOr<json> RunCodeTool::Call(const json& arguments, ToolCallContext& ctx) {
     }
     return RefusedResult(lang, "runner_unavailable", message);
   }
+  config::LimitsConfig limits = catalog_.limits();
+  limits.max_timeout_ms = std::max(limits.max_timeout_ms, ctx.task_max_timeout_ms());
   StatusOr<runtimes::RunRequest> request = ParseRunCodeArguments(
-      arguments, languages, catalog_.limits(),
+      arguments, languages, limits,
       TierRule{.allowed = catalog_.allowed_tiers(), .preferred = catalog_.default_tier()});
   if (!request.ok()) {
     if (request.status().code() == StatusCode::kInvalidArgument) return request.status();

@@ -33,6 +33,10 @@ class ToolCallContext {
   // audit log ("r_..."; the id of the run for tools that run code).
   virtual const governance::Caller& caller() const = 0;
   virtual const std::string& run_id() const = 0;
+  // A task's run (io.modelcontextprotocol/tasks) may ask a longer timeout
+  // than a blocking call: config tasks.max_timeout_ms. Zero: the usual
+  // limits.max_timeout_ms.
+  virtual uint64_t task_max_timeout_ms() const { return 0; }
 };
 
 class Tool {
