@@ -5,15 +5,11 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
-#include <unistd.h>
-
 #include <atomic>
-#include <filesystem>
 #include <memory>
 #include <thread>
 
 #include "audit/audit_log.h"
-#include "audit/sqlite_audit_store.h"
 #include "base/encoding.h"
 #include "mcp/http_transport.h"
 #include "mcp/modern.h"
@@ -21,6 +17,7 @@
 #include "mcp/session.h"
 #include "mcp_http_test_util.h"
 #include "mcp_test_util.h"
+#include "test_audit_log.h"
 
 namespace airlock::mcp {
 namespace {
@@ -352,15 +349,11 @@ TEST(ModernSubscriptionHubTest, BoundsPerCallerAndTotal) {
 // The trace context of a modern tools/call is in its audit row (allowed or
 // denied), read back from the store.
 TEST(McpModernAuditTest, TraceContextIsInTheToolCallRow) {
-  const auto dir = std::filesystem::temp_directory_path() / ("airlock-modern-audit-" + std::to_string(getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  auto store = audit::SqliteAuditStore::Open((dir / "a.db").string());
-  ASSERT_TRUE(store.ok()) << store.status().ToString();
-  audit::AuditStore* raw = store->get();
-  audit::AuditLog log(std::move(store).value(), /*fail_closed=*/true);
+  airlock::tests::TempAuditLog log("modern-audit");
+  ASSERT_NE(log.get(), nullptr);
+  audit::AuditStore* raw = log.get()->store();
   FakeExecutor executor;
-  McpServer server(config::DefaultConfig(), executor, nullptr, ServerOptions{.audit = &log});
+  McpServer server(config::DefaultConfig(), executor, nullptr, ServerOptions{.audit = log.get()});
   const std::string tp = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
   {
     std::shared_ptr<Session> session = server.NewSession(std::make_shared<RecordingChannel>());
@@ -389,7 +382,6 @@ TEST(McpModernAuditTest, TraceContextIsInTheToolCallRow) {
     }
   }
   EXPECT_EQ(traced, 2);
-  std::filesystem::remove_all(dir);
 }
 
 // ---- Streamable HTTP ---------------------------------------------------------

@@ -10,13 +10,12 @@
 #include <poll.h>
 
 #include <chrono>
-#include <filesystem>
+#include <functional>
 #include <memory>
 #include <set>
 #include <thread>
 
 #include "audit/audit_log.h"
-#include "audit/sqlite_audit_store.h"
 #include "mcp/http_transport.h"
 #include "mcp/modern.h"
 #include "mcp/server.h"
@@ -27,6 +26,7 @@
 #include "pg_test_server.h"
 #include "tasks/pg_task_store.h"
 #include "tasks/task_store.h"
+#include "test_audit_log.h"
 
 namespace airlock {
 namespace {
@@ -189,6 +189,18 @@ json RunCode(int id, uint64_t timeout_ms, bool declare = true) {
              declare);
 }
 
+// Asks `get()` (one tasks/get) until the answer is no longer a working task,
+// every 50 ms, at most `tries` times; the last answer.
+json PollWhileWorking(const std::function<json()>& get, int tries = 100) {
+  json r;
+  for (int i = 0; i < tries; ++i) {
+    r = get();
+    if (!r.contains("result") || r["result"]["status"] != "working") return r;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return r;
+}
+
 class McpTasksHttpTest : public ::testing::Test {
  protected:
   void Start(config::Config c = config::DefaultConfig()) {
@@ -227,13 +239,7 @@ class McpTasksHttpTest : public ::testing::Test {
   }
   // Polls tasks/get until the task leaves "working" (at most 10 s).
   json WaitTerminal(const std::string& task_id) {
-    json r;
-    for (int i = 0; i < 200; ++i) {
-      r = Get(task_id);
-      if (!r.contains("result") || r["result"]["status"] != "working") return r;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    return r;
+    return PollWhileWorking([&] { return Get(task_id); }, 200);
   }
 
   FakeExecutor executor_;
@@ -420,12 +426,7 @@ TEST(McpTasksStdioTest, TaskOutlivesItsConnection) {
     session->Close();  // the client went away
   }
   auto later = server.NewSession(std::make_shared<mcpns::testing::RecordingChannel>());
-  json r;
-  for (int i = 0; i < 100; ++i) {
-    r = send(later, Req(3, "tasks/get", {{"taskId", id}}));
-    if (r["result"]["status"] != "working") break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  json r = PollWhileWorking([&] { return send(later, Req(3, "tasks/get", {{"taskId", id}})); });
   EXPECT_EQ(r["result"]["status"], "completed") << r;
   EXPECT_EQ(r["result"]["result"]["structuredContent"]["stdout"], "slept\n");
   later->Close();
@@ -444,18 +445,14 @@ TEST(McpTasksStdioTest, ListenForTaskIdsNeedsTheCapability) {
 }
 
 TEST(McpTasksAuditTest, CreateAndCancelAreAudited) {
-  const auto dir = std::filesystem::temp_directory_path() / ("airlock-tasks-audit-" + std::to_string(getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  auto store = audit::SqliteAuditStore::Open((dir / "a.db").string());
-  ASSERT_TRUE(store.ok()) << store.status().ToString();
-  audit::AuditStore* raw = store->get();
-  audit::AuditLog log(std::move(store).value(), /*fail_closed=*/true);
+  airlock::tests::TempAuditLog log("tasks-audit");
+  ASSERT_NE(log.get(), nullptr);
+  audit::AuditStore* raw = log.get()->store();
   FakeExecutor executor;
   executor.handler = FakeExecutor::BlockUntilCancelled;
   std::string id;
   {
-    mcpns::McpServer server(config::DefaultConfig(), executor, nullptr, mcpns::ServerOptions{.audit = &log});
+    mcpns::McpServer server(config::DefaultConfig(), executor, nullptr, mcpns::ServerOptions{.audit = log.get()});
     auto session = server.NewSession(std::make_shared<mcpns::testing::RecordingChannel>());
     auto send = [&](const json& msg) {
       auto ch = std::make_shared<mcpns::testing::RecordingChannel>();
@@ -486,20 +483,26 @@ TEST(McpTasksAuditTest, CreateAndCancelAreAudited) {
   EXPECT_TRUE(kinds.count("tool_call"));
   EXPECT_TRUE(kinds.count("task_create"));
   EXPECT_TRUE(kinds.count("task_cancel"));
-  std::filesystem::remove_all(dir);
 }
 
-// Two gateways sharing the PostgreSQL table (state.backend "postgres"): a
-// task created on one is polled to its result on the other, and is still
-// only its owner's there.
-TEST(McpTasksPgTest, ATaskIsVisibleFromEveryGateway) {
+// A PostgreSQL task store over a fresh database of the throwaway server
+// (what two gateways with state.backend "postgres" share).
+void OpenPgTaskStore(std::shared_ptr<tasks::TaskStore>* out) {
   const std::string dsn = airlock::testing::PgTestServer::Get().NewDatabase();
   ASSERT_FALSE(dsn.empty()) << airlock::testing::PgTestServer::Get().error();
   auto db = state::PgDatabase::Connect(dsn);
   ASSERT_TRUE(db.ok()) << db.status().ToString();
   auto opened = tasks::PgTaskStore::Open(*db);
   ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-  std::shared_ptr<tasks::TaskStore> store = std::move(*opened);
+  *out = std::move(*opened);
+}
+
+// Two gateways sharing the PostgreSQL table (state.backend "postgres"): a
+// task created on one is polled to its result on the other, and is still
+// only its owner's there.
+TEST(McpTasksPgTest, ATaskIsVisibleFromEveryGateway) {
+  std::shared_ptr<tasks::TaskStore> store;
+  ASSERT_NO_FATAL_FAILURE(OpenPgTaskStore(&store));
   FakeExecutor executor;
   executor.handler = Sleeps(200);
   mcpns::McpServer a(config::DefaultConfig(), executor, nullptr, mcpns::ServerOptions{.tasks = store});
@@ -516,12 +519,7 @@ TEST(McpTasksPgTest, ATaskIsVisibleFromEveryGateway) {
   json created = send(on_a, RunCode(1, 40'000));
   ASSERT_EQ(created["result"]["resultType"], "task") << created;
   const std::string id = created["result"]["taskId"];
-  json r;
-  for (int i = 0; i < 100; ++i) {
-    r = send(on_b, Req(2, "tasks/get", {{"taskId", id}}));
-    if (r["result"]["status"] != "working") break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  json r = PollWhileWorking([&] { return send(on_b, Req(2, "tasks/get", {{"taskId", id}})); });
   EXPECT_EQ(r["result"]["status"], "completed") << r;
   EXPECT_EQ(r["result"]["result"]["structuredContent"]["stdout"], "slept\n");
   json theirs = send(stranger, Req(3, "tasks/get", {{"taskId", id}}));
@@ -535,13 +533,8 @@ TEST(McpTasksPgTest, ATaskIsVisibleFromEveryGateway) {
 // shared store reaches the running gateway, which stops the run; and a
 // short lease is renewed while the run lasts longer than it.
 TEST(McpTasksPgTest, ACancelThroughAnotherGatewayStopsTheRunAndLeasesAreRenewed) {
-  const std::string dsn = airlock::testing::PgTestServer::Get().NewDatabase();
-  ASSERT_FALSE(dsn.empty()) << airlock::testing::PgTestServer::Get().error();
-  auto db = state::PgDatabase::Connect(dsn);
-  ASSERT_TRUE(db.ok()) << db.status().ToString();
-  auto opened = tasks::PgTaskStore::Open(*db);
-  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-  std::shared_ptr<tasks::TaskStore> store = std::move(*opened);
+  std::shared_ptr<tasks::TaskStore> store;
+  ASSERT_NO_FATAL_FAILURE(OpenPgTaskStore(&store));
   config::Config cfg = config::DefaultConfig();
   cfg.tasks.lease_s = 3;  // renewed every second
   FakeExecutor executor;
@@ -564,12 +557,7 @@ TEST(McpTasksPgTest, ACancelThroughAnotherGatewayStopsTheRunAndLeasesAreRenewed)
   EXPECT_EQ(send(on_b, Req(2, "tasks/get", {{"taskId", id}}))["result"]["status"], "working");
   json ack = send(on_b, Req(3, "tasks/cancel", {{"taskId", id}}));
   EXPECT_EQ(ack["result"]["resultType"], "complete") << ack;
-  json r;
-  for (int i = 0; i < 100; ++i) {
-    r = send(on_b, Req(4, "tasks/get", {{"taskId", id}}));
-    if (r["result"]["status"] != "working") break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  json r = PollWhileWorking([&] { return send(on_b, Req(4, "tasks/get", {{"taskId", id}})); });
   EXPECT_EQ(r["result"]["status"], "cancelled") << r;
   EXPECT_TRUE(executor.WaitCancelled(1));
   EXPECT_EQ(a.runs().size(), 0u);

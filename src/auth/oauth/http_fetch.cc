@@ -4,6 +4,9 @@
 
 #include <chrono>
 #include <memory>
+#include <string_view>
+
+#include "mcp/http_security.h"
 
 namespace airlock::auth::oauth {
 namespace {
@@ -95,6 +98,17 @@ StatusOr<std::string> HttpPostForm(const std::string& url, const std::string& fo
   req.content_receiver = [recv = r.Fn()](const char* data, size_t n, uint64_t, uint64_t) { return recv(data, n); };
   httplib::Result res = client->send(req);
   return Outcome(url, res, r);
+}
+
+bool IsLoopbackHttpUrl(const std::string& url) {
+  static constexpr std::string_view kScheme = "http://";
+  if (url.rfind(kScheme, 0) != 0) return false;
+  std::string authority = url.substr(kScheme.size());
+  authority = authority.substr(0, authority.find_first_of("/?#"));
+  const std::string host = !authority.empty() && authority[0] == '['
+                               ? authority.substr(0, authority.find(']') + 1)
+                               : authority.substr(0, authority.find(':'));
+  return mcp::IsLoopbackName(host);
 }
 
 std::string FormEncode(const std::string& s) {

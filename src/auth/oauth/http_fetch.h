@@ -32,6 +32,11 @@ StatusOr<std::string> HttpGet(const std::string& url);
 StatusOr<std::string> HttpPostForm(const std::string& url, const std::string& form, const std::string& authorization,
                                    const HttpLimits& limits = {});
 
+// True for an http:// URL whose host is a loopback name or address (the only
+// place plain HTTP may carry tokens or secrets): "http://127.0.0.1:9/x",
+// "http://[::1]/", "http://localhost". False for https:// and anything else.
+bool IsLoopbackHttpUrl(const std::string& url);
+
 // application/x-www-form-urlencoded encoding of one name or value.
 std::string FormEncode(const std::string& s);
 

@@ -10,26 +10,16 @@
 #include "auth/oauth/discovery.h"
 #include "auth/oauth/http_fetch.h"
 #include "base/encoding.h"
-#include "mcp/http_security.h"
 
 namespace airlock::auth::oauth {
 namespace {
 
 using nlohmann::json;
 
-std::string HostOf(const std::string& uri) {
-  const size_t scheme = uri.find("://");
-  if (scheme == std::string::npos) return "";
-  std::string authority = uri.substr(scheme + 3);
-  authority = authority.substr(0, authority.find_first_of("/?#"));
-  if (!authority.empty() && authority[0] == '[') return authority.substr(0, authority.find(']') + 1);
-  return authority.substr(0, authority.find(':'));
-}
-
 // The client secret goes there: https://, or http:// to a loopback host.
 Status CheckEndpoint(const std::string& url) {
   if (url.rfind("https://", 0) == 0) return OkStatus();
-  if (url.rfind("http://", 0) == 0 && mcp::IsLoopbackName(HostOf(url))) return OkStatus();
+  if (IsLoopbackHttpUrl(url)) return OkStatus();
   return InvalidArgument("introspection endpoint " + url.substr(0, 200) +
                          " must be https:// (plain http only on loopback)");
 }

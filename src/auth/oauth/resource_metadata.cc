@@ -1,6 +1,6 @@
 #include "auth/oauth/resource_metadata.h"
 
-#include "mcp/http_security.h"
+#include "auth/oauth/http_fetch.h"
 
 namespace airlock::auth::oauth {
 namespace {
@@ -12,15 +12,6 @@ std::string Origin(const std::string& uri) {
   if (scheme == std::string::npos) return uri;
   const size_t path = uri.find('/', scheme + 3);
   return path == std::string::npos ? uri : uri.substr(0, path);
-}
-
-std::string HostOf(const std::string& uri) {
-  const size_t scheme = uri.find("://");
-  if (scheme == std::string::npos) return "";
-  std::string authority = uri.substr(scheme + 3);
-  authority = authority.substr(0, authority.find_first_of("/?#"));
-  if (!authority.empty() && authority[0] == '[') return authority.substr(0, authority.find(']') + 1);
-  return authority.substr(0, authority.find(':'));
 }
 
 std::string Quoted(const std::string& s) {
@@ -70,13 +61,13 @@ Status CheckOAuthConfig(const config::OAuthConfig& cfg, bool listener_is_loopbac
   if (!StartsWith(cfg.issuer, "https://") && !StartsWith(cfg.issuer, "http://")) {
     return InvalidArgument(where + ".issuer: expected an absolute http(s) URI");
   }
-  if (StartsWith(cfg.issuer, "http://") && !mcp::IsLoopbackName(HostOf(cfg.issuer))) {
+  if (StartsWith(cfg.issuer, "http://") && !IsLoopbackHttpUrl(cfg.issuer)) {
     return InvalidArgument(where + ".issuer: must be https:// (plain http only on loopback)");
   }
   if (cfg.resource.empty()) return InvalidArgument(where + ".resource: required (this server's canonical URI)");
   if (cfg.resource.find('#') != std::string::npos) return InvalidArgument(where + ".resource: must have no fragment");
   const bool https = StartsWith(cfg.resource, "https://");
-  if (!https && !(StartsWith(cfg.resource, "http://") && mcp::IsLoopbackName(HostOf(cfg.resource)))) {
+  if (!https && !IsLoopbackHttpUrl(cfg.resource)) {
     return InvalidArgument(where + ".resource: must be https:// (plain http only for a loopback host)");
   }
   if (!listener_is_loopback && !cfg.behind_tls_proxy) {
@@ -87,7 +78,7 @@ Status CheckOAuthConfig(const config::OAuthConfig& cfg, bool listener_is_loopbac
   }
   const std::string& introspect = cfg.introspection.endpoint;
   if (!cfg.introspection.client_id.empty() && !introspect.empty() && !StartsWith(introspect, "https://") &&
-      !(StartsWith(introspect, "http://") && mcp::IsLoopbackName(HostOf(introspect)))) {
+      !IsLoopbackHttpUrl(introspect)) {
     return InvalidArgument(where + ".introspection.endpoint: must be https:// (plain http only on loopback); the "
                                    "client secret is sent to it");
   }
