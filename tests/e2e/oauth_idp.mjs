@@ -12,12 +12,19 @@
 // as a confidential client (CONSOLE_CLIENT: authorization code + PKCE,
 // client_secret_basic, that one redirect URI) and its dev interaction pages
 // (a login form taking any login name, then consent). An account whose
-// login name starts with "admin" has groups ["airlock-admins"], any other
-// ["staff"]; the claims go into the ID token.
+// login name starts with "admin" has groups ["airlock-admins"], one
+// starting with "guest" ["guests"], any other ["staff"]; the claims go into
+// the ID token.
+//
+// With `registration`, MCP clients register themselves (RFC 7591 dynamic
+// client registration, open: no initial access token) and sign users in
+// with the authorization code grant + PKCE on the same dev interaction
+// pages; a signed-in user's JWT access tokens carry its `groups`.
 //
 //   const idp = await startIdp({ resource: 'http://127.0.0.1:PORT/mcp', opaqueResources: [...] });
 //   idp.issuer; await idp.rotate(); await idp.revoke(CLIENTS.user, token); await idp.close();
 //   await startIdp({ resource, consoleRedirectUri: 'http://127.0.0.1:PORT/console/sso/callback' });
+//   await startIdp({ resource, registration: true });
 import http from 'node:http';
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import Provider from 'oidc-provider';
@@ -41,6 +48,10 @@ export const CONSOLE_CLIENT = { id: 'airlock-console', secret: 'console-secret-0
 export const ADMIN_GROUP = 'airlock-admins';
 
 // An account of the dev login form: any login name.
+const groupsOf = (id) => {
+  if (id.startsWith('admin')) return [ADMIN_GROUP];
+  return id.startsWith('guest') ? ['guests'] : ['staff'];
+};
 function findAccount(ctx, id) {
   return {
     accountId: id,
@@ -48,12 +59,13 @@ function findAccount(ctx, id) {
       sub: id,
       name: `User ${id}`,
       email: `${id}@example.test`,
-      groups: id.startsWith('admin') ? [ADMIN_GROUP] : ['staff'],
+      groups: groupsOf(id),
     }),
   };
 }
 
-export async function startIdp({ resource, opaqueResources = [], port = 0, consoleRedirectUri = '', idTokenTtl = 3600 }) {
+export async function startIdp({ resource, opaqueResources = [], port = 0, consoleRedirectUri = '', idTokenTtl = 3600,
+  registration = false }) {
   let keys = [rsaJwk(), rsaJwk()];
   let provider;
   let issuer;
@@ -92,13 +104,17 @@ export async function startIdp({ resource, opaqueResources = [], port = 0, conso
     const p = new Provider(issuer, {
       clients,
       jwks: { keys },
-      scopes: ['openid', 'mcp:use', 'other'],
+      // offline_access: the refresh_token grant, which MCP clients register for
+      scopes: ['openid', 'mcp:use', 'other', ...(registration ? ['offline_access'] : [])],
       findAccount,
       claims: { openid: ['sub'], profile: ['name', 'groups'], email: ['email'] },
       conformIdTokenClaims: false,  // profile and email claims in the ID token too
       ttl: { IdToken: idTokenTtl },
+      // a signed-in user's groups in its JWT access tokens (client credentials tokens have no account)
+      ...(registration ? { extraTokenClaims: (ctx, token) => (token.accountId ? { groups: groupsOf(token.accountId) } : undefined) } : {}),
       features: {
-        devInteractions: { enabled: Boolean(consoleRedirectUri) },
+        devInteractions: { enabled: Boolean(consoleRedirectUri) || registration },
+        registration: { enabled: registration },
         clientCredentials: { enabled: true },
         // only airlock's own client may introspect; a client revokes its own tokens
         introspection: { enabled: true, allowedPolicy: (ctx, client) => client.clientId === CLIENTS.introspector.id },
