@@ -182,11 +182,21 @@ int ServeCommand(const ServeOptions& options) {
     }
     task_store = std::move(*opened);
   }
-  // One book of sessions for every endpoint (each caller sees only its own).
+  // One book of sessions for every endpoint (each caller sees only its own):
+  // in memory, or shared in PostgreSQL so that any gateway serves any
+  // session (docs/sessions.md).
   std::unique_ptr<sessions::SessionRegistry> session_registry;
   if (cfg->sessions.enabled) {
-    session_registry = std::make_unique<sessions::SessionRegistry>(serve_metrics.executor(), cfg->sessions, cfg->ResolvedMaxSessions(),
-                                                                   audit_log->get());
+    char host[256] = {};
+    (void)gethostname(host, sizeof host - 1);
+    StatusOr<std::shared_ptr<sessions::SessionBook>> book =
+        state::OpenSessionBook(*cfg, std::string(host) + ":" + std::to_string(getpid()));
+    if (!book.ok()) {
+      std::cerr << "airlock: code sessions: " << book.status().message() << "\n";
+      return 2;
+    }
+    session_registry = std::make_unique<sessions::SessionRegistry>(
+        serve_metrics.executor(), cfg->sessions, cfg->ResolvedMaxSessions(), audit_log->get(), std::move(*book));
   }
   mcp::RunTracker runs;  // every endpoint's calls in flight
   if (json_log) {

@@ -95,6 +95,24 @@ CREATE INDEX mcp_tasks_owner ON mcp_tasks (owner, status);
 CREATE INDEX mcp_tasks_expiry ON mcp_tasks ((created_ms + ttl_ms));
 )sql";
 
+// Version 5: the session book (sessions/pg_session_book.h): one row per
+// open code session (open_session), so that every gateway serves every
+// session; runner_host says which runner host holds its jail, opened_by
+// which gateway opened it (for operators). A row is expired once ends_ms
+// has passed, or expires_ms with no call in flight.
+constexpr char kCodeSessions[] = R"sql(
+CREATE TABLE code_sessions (
+  id TEXT PRIMARY KEY, owner TEXT NOT NULL, endpoint TEXT NOT NULL, language TEXT NOT NULL,
+  isolation TEXT NOT NULL, memory_mb BIGINT NOT NULL, idle_timeout_s BIGINT NOT NULL,
+  created_ms BIGINT NOT NULL, last_used_ms BIGINT NOT NULL, expires_ms BIGINT NOT NULL, ends_ms BIGINT NOT NULL,
+  calls BIGINT NOT NULL DEFAULT 0, calls_in_flight INTEGER NOT NULL DEFAULT 0,
+  lost_reason TEXT NOT NULL DEFAULT '', starting BOOLEAN NOT NULL,
+  runner_host TEXT NOT NULL DEFAULT '', opened_by TEXT NOT NULL);
+CREATE INDEX code_sessions_owner ON code_sessions (owner);
+CREATE INDEX code_sessions_expires ON code_sessions (expires_ms);
+CREATE INDEX code_sessions_ends ON code_sessions (ends_ms);
+)sql";
+
 constexpr char kCreateTable[] =
     "CREATE TABLE IF NOT EXISTS airlock_schema_migrations ("
     " version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
@@ -145,6 +163,7 @@ const std::vector<PgMigration>& PgMigrations() {
       {kPgSchemaCodeTools, "code tools", kCodeTools},
       {kPgSchemaApiKeys, "api keys", kApiKeys},
       {kPgSchemaTasks, "mcp tasks", kTasks},
+      {kPgSchemaCodeSessions, "code sessions", kCodeSessions},
   };
   return m;
 }

@@ -42,6 +42,7 @@ constexpr int kPgSchemaAuditLog = 1;
 constexpr int kPgSchemaCodeTools = 2;
 constexpr int kPgSchemaApiKeys = 3;
 constexpr int kPgSchemaTasks = 4;  // MCP tasks (tasks/pg_task_store.h)
+constexpr int kPgSchemaCodeSessions = 5;  // the session book (sessions/pg_session_book.h)
 
 // pg_advisory_lock key held while migrating ("airlock" + 0x01).
 constexpr int64_t kPgMigrationLock = 0x6169726c6f636b01;

@@ -27,6 +27,10 @@ class MeteredExecutor : public runtimes::CodeExecutor {
   std::vector<runtimes::LanguageInfo> Languages() override { return inner_.Languages(); }
   Status OpenSession(const runtimes::SessionSpec& spec) override;
   Status CloseSession(const std::string& id) override { return inner_.CloseSession(id); }
+  std::string SessionHost(const std::string& id) override { return inner_.SessionHost(id); }
+  Status AdoptSession(const std::string& id, const std::string& host) override {
+    return inner_.AdoptSession(id, host);
+  }
   nlohmann::json Health() override { return inner_.Health(); }
 
  private:

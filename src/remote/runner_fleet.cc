@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <set>
 
 #include "config/config.h"
@@ -195,6 +196,10 @@ void RunnerFleet::BackgroundLoop() {
     std::vector<std::shared_ptr<Host>> closing;
     {
       std::lock_guard<std::mutex> lock(mu_);
+      const Clock::time_point now = Clock::now();
+      for (auto it = routes_.begin(); it != routes_.end();) {
+        it = now - it->second.used > options_.adopted_ttl ? routes_.erase(it) : std::next(it);
+      }
       for (auto it = hosts_.begin(); it != hosts_.end();) {
         const auto& h = *it;
         const runner::RunnerClient::Load load = h->client->CurrentLoad();
@@ -202,6 +207,7 @@ void RunnerFleet::BackgroundLoop() {
                                              [&](const auto& s) { return s.second == h; });
         if (h->retired && load.in_flight == 0 && load.queued == 0 && !has_session) {
           closing.push_back(h);
+          for (auto r = routes_.begin(); r != routes_.end();) r = r->second.host == h ? routes_.erase(r) : std::next(r);
           it = hosts_.erase(it);
         } else {
           ++it;
@@ -254,6 +260,7 @@ void RunnerFleet::Stop() {
     stop_cv_.notify_all();
     hosts.swap(hosts_);
     sessions_.clear();
+    routes_.clear();
   }
   if (background_.joinable()) background_.join();
   for (auto& h : hosts) h->client->Stop();
@@ -305,11 +312,10 @@ runtimes::RunResult RunnerFleet::Run(const runtimes::RunRequest& request, const 
                                  "airlock is shutting down; the run was not started");
     }
     if (!request.session_id.empty()) {
-      auto it = sessions_.find(request.session_id);
-      if (it == sessions_.end()) {
+      host = SessionHostLocked(request.session_id);
+      if (!host) {
         return InternalErrorResult(request.language, "E_SESSION_NOT_FOUND", "no session with this id is open");
       }
-      host = it->second;
       ++host->runs;
     } else {
       host = Pick(request.language, tier);
@@ -347,13 +353,19 @@ Status RunnerFleet::OpenSession(const runtimes::SessionSpec& spec) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return Unavailable("airlock is shutting down");
-    if (sessions_.count(spec.id)) return InvalidArgument("session id " + spec.id + " is already open");
+    if (sessions_.count(spec.id) || routes_.count(spec.id)) {
+      return InvalidArgument("session id " + spec.id + " is already open");
+    }
     host = Pick(spec.language, tier);
     if (!host) return Unavailable(NoHostMessage(spec.language, tier));
   }
   AIRLOCK_RETURN_IF_ERROR(host->client->OpenSession(spec));
   std::lock_guard<std::mutex> lock(mu_);
-  sessions_[spec.id] = host;
+  if (spec.shared) {
+    routes_[spec.id] = Route{host, Clock::now()};
+  } else {
+    sessions_[spec.id] = host;
+  }
   return OkStatus();
 }
 
@@ -361,12 +373,60 @@ Status RunnerFleet::CloseSession(const std::string& id) {
   std::shared_ptr<Host> host;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = sessions_.find(id);
-    if (it == sessions_.end()) return NotFound("no such session");
-    host = it->second;
-    sessions_.erase(it);
+    host = SessionHostLocked(id);
+    if (!host) return NotFound("no such session");
+    sessions_.erase(id);
+    routes_.erase(id);
   }
   return host->client->CloseSession(id);
+}
+
+std::shared_ptr<RunnerFleet::Host> RunnerFleet::FindHost(const std::string& address) {
+  for (const auto& h : hosts_) {
+    if (h->address == address) return h;
+  }
+  return nullptr;
+}
+
+std::shared_ptr<RunnerFleet::Host> RunnerFleet::SessionHostLocked(const std::string& id) {
+  if (auto it = sessions_.find(id); it != sessions_.end()) return it->second;
+  if (auto it = routes_.find(id); it != routes_.end()) {
+    it->second.used = Clock::now();
+    return it->second.host;
+  }
+  return nullptr;
+}
+
+std::string RunnerFleet::SessionHost(const std::string& id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::shared_ptr<Host> host = SessionHostLocked(id);
+  return host ? host->address : "";
+}
+
+Status RunnerFleet::AdoptSession(const std::string& id, const std::string& address) {
+  auto unknown = [&] {
+    return Unavailable("the runner host " + (address.empty() ? std::string("(none recorded)") : address) +
+                       " that holds it is not among this gateway's runner hosts (it is gone, or not listed here)");
+  };
+  bool looked_up = false;
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopping_) return Unavailable("airlock is shutting down");
+      std::shared_ptr<Host> known = SessionHostLocked(id);
+      if (known && known->address == address) return OkStatus();
+      std::shared_ptr<Host> host = address.empty() ? nullptr : FindHost(address);
+      if (host) {
+        sessions_.erase(id);  // the book says where it is
+        routes_[id] = Route{host, Clock::now()};
+        return OkStatus();
+      }
+      if (looked_up || options_.dns.empty() || address.empty()) return unknown();
+    }
+    // A host another gateway found first (DNS): look again before giving up.
+    looked_up = true;
+    Reconcile(Addresses());
+  }
 }
 
 Json RunnerFleet::Health() {
@@ -383,6 +443,7 @@ Json RunnerFleet::Health() {
     if (usable) capacity += load.max_concurrent;
     size_t sessions = 0;
     for (const auto& s : sessions_) sessions += s.second == h ? 1 : 0;
+    for (const auto& s : routes_) sessions += s.second.host == h ? 1 : 0;
     Json entry = {{"address", h->address},
                   {"up", usable},
                   {"connected", load.ready},
@@ -405,7 +466,7 @@ Json RunnerFleet::Health() {
           {"queued", queued},
           {"max_concurrent", capacity},
           {"restarts", restarts},
-          {"sessions", sessions_.size()},
+          {"sessions", sessions_.size() + routes_.size()},
           {"hosts", std::move(hosts)},
           {"error", up ? "" : "no runner host is up"}};
 }

@@ -6,7 +6,11 @@
 // capacity, then fewest runs placed) among those that are connected, passed
 // their last health check and offer the run's language in its tier. A
 // session is opened on a host picked the same way and every later cell and
-// the close go to that host (sessions stick to their host).
+// the close go to that host (sessions stick to their host). With a shared
+// session book (sessions/session_book.h), another gateway's fleet learns
+// that host from the book (AdoptSession) and sends the session's cells
+// there too; a host it does not have is reported by name and the session
+// is lost.
 //
 // Health: every host is pinged each health_interval. A host that does not
 // answer within health_timeout is taken out: its connection is dropped, so
@@ -58,6 +62,9 @@ struct FleetOptions {
   size_t max_concurrent_per_host = 4;
   size_t max_queue_per_host = 16;
   size_t max_frame_bytes = kDefaultMaxFrameBytes;
+  // How long a shared session's route (AdoptSession, or an OpenSession of a
+  // shared spec) is kept without a call or close through this fleet.
+  std::chrono::milliseconds adopted_ttl{std::chrono::minutes(10)};
   // Makes the client of one host; default: a RunnerClient over
   // ConnectRunnerHost with the options above. Tests inject their own.
   std::function<std::unique_ptr<runner::RunnerClient>(const std::string& address)> make_client;
@@ -65,6 +72,8 @@ struct FleetOptions {
 
 class RunnerFleet : public runner::RunnerBackend {
  public:
+  using Clock = std::chrono::steady_clock;
+
   explicit RunnerFleet(FleetOptions options);
   ~RunnerFleet() override;  // Stop()
 
@@ -82,6 +91,14 @@ class RunnerFleet : public runner::RunnerBackend {
   std::vector<runtimes::LanguageInfo> Languages() override;
   Status OpenSession(const runtimes::SessionSpec& spec) override;
   Status CloseSession(const std::string& id) override;
+  // The address of the host holding session `id` ("" if unknown here).
+  std::string SessionHost(const std::string& id) override;
+  // Routes session `id` to the host at `host` from now on. Unavailable
+  // (naming the host) if no host of this fleet has that address, after a
+  // fresh DNS lookup when runner.dns is set. An adoption that is not
+  // renewed (a call or a close through this gateway) is forgotten after
+  // adopted_ttl: the book still knows the host.
+  Status AdoptSession(const std::string& id, const std::string& host) override;
   // {up, remote: true, in_flight, queued, max_concurrent, restarts, hosts: [{address, up, healthy,
   //  in_flight, queued, max_concurrent, runs, sessions, error, pool, ...}]}; from the last
   // health round, never blocking on a host.
@@ -102,6 +119,10 @@ class RunnerFleet : public runner::RunnerBackend {
   // The best usable host for `language` in `tier`; null if none.
   std::shared_ptr<Host> Pick(const std::string& language, const std::string& tier);
   std::string NoHostMessage(const std::string& language, const std::string& tier);
+  // The host with this address, retired or not; null if none. Under mu_.
+  std::shared_ptr<Host> FindHost(const std::string& address);
+  // The host of session `id` (refreshing a route's use); null if unknown. Under mu_.
+  std::shared_ptr<Host> SessionHostLocked(const std::string& id);
 
   const FleetOptions options_;
   std::shared_ptr<grpc::ChannelCredentials> credentials_;
@@ -111,7 +132,17 @@ class RunnerFleet : public runner::RunnerBackend {
   bool stopping_ = false;
   bool started_ = false;
   std::vector<std::shared_ptr<Host>> hosts_;
-  std::map<std::string, std::shared_ptr<Host>> sessions_;  // session id -> its host
+  // Sessions this fleet opened, not shared: session id -> its host. A
+  // retired host is kept while it holds one.
+  std::map<std::string, std::shared_ptr<Host>> sessions_;
+  // Shared sessions (opened here with spec.shared, or adopted): their
+  // routes, each with when it was last used; they do not keep a retired
+  // host (the book, not this fleet, is their record).
+  struct Route {
+    std::shared_ptr<Host> host;
+    Clock::time_point used;
+  };
+  std::map<std::string, Route> routes_;
   std::chrono::steady_clock::time_point next_dns_{};
   std::thread background_;
 };

@@ -2,11 +2,13 @@
 
 #include <sys/socket.h>
 
+#include <condition_variable>
 #include <cstdio>
 #include <map>
 #include <mutex>
 #include <set>
 #include <thread>
+#include <vector>
 
 #include <grpcpp/grpcpp.h>
 
@@ -28,7 +30,26 @@ using Stream = grpc::ServerReaderWriter<v1::RunnerMessage, v1::GatewayMessage>;
 class RunnerHostServer::Service final : public v1::RunnerHost::Service {
  public:
   Service(runtimes::CodeExecutor& executor, const RunnerHostOptions& options, std::atomic<size_t>& streams)
-      : executor_(executor), options_(options.runner), max_streams_(options.max_streams), streams_(streams) {}
+      : executor_(executor),
+        options_(options.runner),
+        max_streams_(options.max_streams),
+        grace_(options.shared_session_grace),
+        streams_(streams) {
+    reaper_ = std::thread([this] { ReapShared(); });
+  }
+  ~Service() override {
+    {
+      std::lock_guard<std::mutex> lock(shared_mu_);
+      stopping_ = true;
+    }
+    shared_cv_.notify_all();
+    reaper_.join();
+  }
+
+  size_t shared_sessions() {
+    std::lock_guard<std::mutex> lock(shared_mu_);
+    return shared_.size();
+  }
 
   grpc::Status Channel(grpc::ServerContext* context, Stream* stream) override {
     const std::string who = PeerCommonName(*context->auth_context()) + "@" + context->peer();
@@ -52,8 +73,15 @@ class RunnerHostServer::Service final : public v1::RunnerHost::Service {
     // The sessions this stream opened: closed when it ends, so a gateway
     // that dies leaves no session jail behind (its sessions are lost with
     // it, as they are when a local runner restarts).
+    // Shared sessions (SessionSpec::shared) are not the stream's: they go
+    // to the host-wide list instead, closed at their lifetime.
+    struct Opening {
+      std::string id;
+      bool shared = false;
+      uint64_t max_lifetime_s = 0;
+    };
     std::mutex sessions_mu;
-    std::map<uint64_t, std::string> opening;  // request id -> session id
+    std::map<uint64_t, Opening> opening;  // request id -> the session being opened
     std::set<std::string> sessions;
 
     // The stream's own runner loop: the same code a local runner runs.
@@ -80,7 +108,11 @@ class RunnerHostServer::Service final : public v1::RunnerHost::Service {
           std::lock_guard<std::mutex> lock(sessions_mu);
           auto it = opening.find(m->id());
           if (it != opening.end()) {
-            if (m->session().ok()) sessions.insert(it->second);
+            if (m->session().ok() && it->second.shared) {
+              AddShared(it->second.id, it->second.max_lifetime_s);
+            } else if (m->session().ok()) {
+              sessions.insert(it->second.id);
+            }
             opening.erase(it);
           }
         }
@@ -96,11 +128,19 @@ class RunnerHostServer::Service final : public v1::RunnerHost::Service {
         continue;
       }
       if (in.has_session_open()) {
+        // The runner loop refuses a malformed spec; this only notes the id.
+        StatusOr<runtimes::SessionSpec> spec = runtimes::SessionSpecFromJson((*frame)["session"]);
+        Opening o;
+        if (spec.ok()) o = {.id = spec->id, .shared = spec->shared, .max_lifetime_s = spec->max_lifetime_s};
         std::lock_guard<std::mutex> lock(sessions_mu);
-        opening[in.id()] = (*frame)["session"].value("id", std::string());
+        opening[in.id()] = std::move(o);
       } else if (in.has_session_close()) {
-        std::lock_guard<std::mutex> lock(sessions_mu);
-        sessions.erase(in.session_close().session_id());
+        {
+          std::lock_guard<std::mutex> lock(sessions_mu);
+          sessions.erase(in.session_close().session_id());
+        }
+        std::lock_guard<std::mutex> lock(shared_mu_);
+        shared_.erase(in.session_close().session_id());
       }
       if (!WriteJsonFrame(ours.get(), *frame, max_frame).ok()) break;
     }
@@ -117,11 +157,52 @@ class RunnerHostServer::Service final : public v1::RunnerHost::Service {
   }
 
  private:
+  using Clock = std::chrono::steady_clock;
+
+  void AddShared(const std::string& id, uint64_t max_lifetime_s) {
+    std::lock_guard<std::mutex> lock(shared_mu_);
+    shared_[id] = Clock::now() + std::chrono::seconds(max_lifetime_s) + grace_;
+  }
+
+  // Closes shared sessions past their lifetime (plus the grace), once a
+  // second: nothing outlives its lifetime when no gateway closes it.
+  void ReapShared() {
+    std::unique_lock<std::mutex> lock(shared_mu_);
+    while (!stopping_) {
+      shared_cv_.wait_for(lock, std::chrono::seconds(1), [this] { return stopping_; });
+      if (stopping_) break;
+      std::vector<std::string> due;
+      const Clock::time_point now = Clock::now();
+      for (auto it = shared_.begin(); it != shared_.end();) {
+        if (it->second <= now) {
+          due.push_back(it->first);
+          it = shared_.erase(it);
+        } else {
+          ++it;
+        }
+      }
+      lock.unlock();
+      for (const std::string& id : due) {
+        if (executor_.CloseSession(id).ok()) Log("closed shared session " + id + ": past its maximum lifetime");
+      }
+      lock.lock();
+    }
+  }
+
   runtimes::CodeExecutor& executor_;
   const runner::RunnerOptions options_;
   const size_t max_streams_;
+  const std::chrono::milliseconds grace_;
   std::atomic<size_t>& streams_;
+
+  std::mutex shared_mu_;
+  std::condition_variable shared_cv_;
+  bool stopping_ = false;
+  std::map<std::string, Clock::time_point> shared_;  // shared session id -> when to close it here
+  std::thread reaper_;
 };
+
+size_t RunnerHostServer::shared_sessions() const { return service_ ? service_->shared_sessions() : 0; }
 
 StatusOr<std::unique_ptr<RunnerHostServer>> RunnerHostServer::Start(runtimes::CodeExecutor& executor,
                                                                     RunnerHostOptions options) {

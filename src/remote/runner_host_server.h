@@ -9,8 +9,14 @@
 // does, against one CodeExecutor shared by all streams (one pool, one build
 // cache, one set of sessions). When a stream ends (the gateway closed it,
 // died, or its connection broke) its RunnerMain cancels that stream's runs
-// and returns: nothing of it is left running. Sessions outlive the stream
-// that opened them (they belong to the executor) until closed or timed out.
+// and returns: nothing of it is left running. The sessions a stream opened
+// are closed then too, unless their spec says `shared`: those were opened
+// by a gateway whose session book other gateways share (PostgreSQL), so a
+// gateway that dies or is rolled does not take them along. Any stream may
+// use or close a session. A shared session is closed here at the latest
+// shared_session_grace after its spec's max_lifetime_s (the gateways close
+// it sooner, through their book), so nothing leaks when every gateway is
+// gone.
 //
 //   AIRLOCK_ASSIGN_OR_RETURN(auto server, RunnerHostServer::Start(executor, options));
 //   ... wait for SIGTERM ...
@@ -38,6 +44,10 @@ struct RunnerHostOptions {
   TlsFiles tls;
   runner::RunnerOptions runner;  // per stream (frame size, version)
   size_t max_streams = 64;       // gateway connections at once
+  // How long past its max_lifetime_s a shared session may live here before
+  // the runner host closes it itself (the gateways' reapers close it at its
+  // lifetime; this is the backstop).
+  std::chrono::milliseconds shared_session_grace{30000};
 };
 
 class RunnerHostServer {
@@ -53,6 +63,8 @@ class RunnerHostServer {
 
   int port() const { return port_; }
   size_t streams() const { return streams_.load(); }
+  // Shared sessions open here (opened by some stream and not closed yet).
+  size_t shared_sessions() const;
 
   // Stops accepting; streams get `grace` to end on their own, then are
   // cancelled (their runs are cancelled and reaped). Idempotent.

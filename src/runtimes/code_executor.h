@@ -52,6 +52,21 @@ class CodeExecutor {
   // Destroys the session's jail (nothing is left). NotFound if unknown.
   virtual Status CloseSession(const std::string& id) { return NotFound("no such session"); }
 
+  // Where session `id` lives, for a session book other gateways share
+  // (sessions/session_book.h): the runner host's address, or "" for a
+  // session this executor holds itself (or does not know).
+  virtual std::string SessionHost(const std::string& id) { return ""; }
+  // Teaches this executor a session another gateway opened on runner host
+  // `host` (SessionHost of that gateway), before a cell or the close goes
+  // to it. OK when it can route there (or already knew the session);
+  // Unavailable, with a message naming the host, when that host is not
+  // among this executor's runner hosts (gone, or never known): the session
+  // is then lost. Executors without runner hosts accept only host "".
+  virtual Status AdoptSession(const std::string& id, const std::string& host) {
+    if (host.empty()) return OkStatus();
+    return Unavailable("the runner host " + host + " is not one this gateway runs code on");
+  }
+
   // What an operator wants to see of this executor (the console's live
   // page): e.g. {"pool": {hits, misses, ...} | null, "sessions": n}. Cheap;
   // never blocks on a run.

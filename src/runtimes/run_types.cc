@@ -419,7 +419,9 @@ Json ToJson(const SessionSpec& s) {
               {"language", s.language},
               {"isolation", s.isolation},
               {"memory_mb", s.memory_mb},
-              {"cpu_budget_ms", s.cpu_budget_ms}};
+              {"cpu_budget_ms", s.cpu_budget_ms},
+              {"shared", s.shared},
+              {"max_lifetime_s", s.max_lifetime_s}};
 }
 
 StatusOr<SessionSpec> SessionSpecFromJson(const Json& j) {
@@ -430,6 +432,9 @@ StatusOr<SessionSpec> SessionSpecFromJson(const Json& j) {
   AIRLOCK_RETURN_IF_ERROR(ReadString(j, "isolation", "isolation", false, &s.isolation));
   AIRLOCK_RETURN_IF_ERROR(ReadUint(j, "memory_mb", "memory_mb", &s.memory_mb));
   AIRLOCK_RETURN_IF_ERROR(ReadUint(j, "cpu_budget_ms", "cpu_budget_ms", &s.cpu_budget_ms));
+  AIRLOCK_RETURN_IF_ERROR(ReadBool(j, "shared", "shared", &s.shared));
+  AIRLOCK_RETURN_IF_ERROR(ReadUint(j, "max_lifetime_s", "max_lifetime_s", &s.max_lifetime_s));
+  if (s.shared && s.max_lifetime_s == 0) return InvalidArgument("a shared session needs max_lifetime_s");
   if (s.id.empty()) return InvalidArgument("id must not be empty");
   return s;
 }

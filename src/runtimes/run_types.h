@@ -123,6 +123,13 @@ struct SessionSpec {
   std::string isolation = "native";
   uint64_t memory_mb = 0;      // 0: the language default; for the whole session
   uint64_t cpu_budget_ms = 0;  // CPU time for the whole session (RLIMIT_CPU); 0: none beyond the executor's
+  // Opened by a gateway whose session book is shared with other gateways
+  // (PostgreSQL): a runner host keeps the session when the opening
+  // gateway's stream ends (another gateway may use or close it) and closes
+  // it itself once max_lifetime_s has passed. Not shared: closed with the
+  // stream, as before.
+  bool shared = false;
+  uint64_t max_lifetime_s = 0;  // 0: the host enforces none (not shared)
 };
 nlohmann::json ToJson(const SessionSpec& s);
 StatusOr<SessionSpec> SessionSpecFromJson(const nlohmann::json& j);

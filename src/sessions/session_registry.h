@@ -1,11 +1,13 @@
 // The server's book of open sessions (docs/sessions.md): who owns which,
 // when each expires, and the limits on how many there are. The sessions
 // themselves (jails, interpreters) live in the executor (the runner
-// process); this registry opens and closes them there and remembers what
-// the executor cannot: owners, idle and lifetime deadlines, and why a
-// session was lost.
+// process, or a runner host); this registry opens and closes them there and
+// remembers what the executor cannot: owners, idle and lifetime deadlines,
+// why a session was lost, and which runner host holds it. The rows are in
+// a SessionBook (sessions/session_book.h): in memory, or in PostgreSQL
+// shared by every gateway, so that any gateway serves any session.
 //
-//   SessionRegistry registry(executor, config.sessions, config.ResolvedMaxSessions(), audit);
+//   SessionRegistry registry(executor, config.sessions, config.ResolvedMaxSessions(), audit, book);
 //   StatusOr<SessionInfo> s = registry.Open(owner, {.language = "python"});
 //   StatusOr<SessionInfo> use = registry.BeginCall(owner, s->id);   // NotFound: E_SESSION_NOT_FOUND
 //   ... executor.Run(request with session_id) ...
@@ -14,14 +16,19 @@
 //
 // A session owned by someone else is reported exactly like an unknown one.
 // Expired sessions (idle or past their lifetime) are closed by a background
-// thread and forgotten; so are all sessions when the registry is destroyed.
+// thread (with a shared book, by whichever gateway claims them first) and
+// forgotten. Destroying the registry closes every session of an unshared
+// book; a shared book's sessions outlive it (other gateways serve them).
+// Before a session's cell or close goes to the executor, the registry tells
+// it the session's runner host (CodeExecutor::AdoptSession), so a gateway
+// reaches sessions another gateway opened.
 // Thread-safe.
 #ifndef AIRLOCK_SESSIONS_SESSION_REGISTRY_H_
 #define AIRLOCK_SESSIONS_SESSION_REGISTRY_H_
 
 #include <condition_variable>
 #include <cstdint>
-#include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -31,25 +38,9 @@
 #include "base/status.h"
 #include "config/config.h"
 #include "runtimes/code_executor.h"
+#include "sessions/session_book.h"
 
 namespace airlock::sessions {
-
-struct SessionInfo {
-  std::string id;        // "s_" + 32 hex digits
-  std::string owner;     // the caller identity that opened it
-  std::string endpoint{};
-  std::string language{};
-  std::string isolation;
-  uint64_t memory_mb = 0;
-  uint64_t idle_timeout_s = 0;
-  int64_t created_at_ms = 0;
-  int64_t last_used_ms = 0;
-  int64_t expires_at_ms = 0;   // min(last use + idle timeout, created + max lifetime)
-  uint64_t calls = 0;
-  std::string lost_reason;     // non-empty once lost (E_SESSION_LOST)
-  bool starting = false;       // its jail is being made; not yet usable or listed
-  int calls_in_flight = 0;     // BeginCall without EndCall yet
-};
 
 struct OpenRequest {
   std::string endpoint{};
@@ -64,10 +55,11 @@ nlohmann::json ToJson(const SessionInfo& s, const config::SessionsConfig& config
 
 class SessionRegistry {
  public:
-  // `executor` and `audit` (may be null) must outlive the registry.
+  // `executor` and `audit` (may be null) must outlive the registry. The
+  // rows go to `book` (state::OpenSessionBook); null: a MemorySessionBook.
   SessionRegistry(runtimes::CodeExecutor& executor, const config::SessionsConfig& config, uint64_t max_total,
-                  audit::AuditLog* audit);
-  ~SessionRegistry();  // closes every session
+                  audit::AuditLog* audit, std::shared_ptr<SessionBook> book = nullptr);
+  ~SessionRegistry();  // closes every session of an unshared book
   SessionRegistry(const SessionRegistry&) = delete;
   SessionRegistry& operator=(const SessionRegistry&) = delete;
 
@@ -100,25 +92,32 @@ class SessionRegistry {
   size_t open_count();
 
   // Closes what has expired by `now_ms`; returns how many. The background
-  // thread calls it every second; tests may call it directly.
+  // thread calls it every 250 ms (every second with a shared book); tests
+  // may call it directly.
   size_t ExpireNow(int64_t now_ms);
+
+  // Whether other gateways share the book (and so serve these sessions).
+  bool shared() const { return book_->shared(); }
 
  private:
   void Reaper();
-  // Past its lifetime, or idle past its deadline with no call in flight.
-  bool Expired(const SessionInfo& s, int64_t now_ms) const;
   void Audit(const std::string& kind, const SessionInfo& s, const std::string& reason);
+  // Records `reason` as why `id` was lost (audited once, by whoever
+  // recorded it).
+  void NoteLost(const std::string& id, const std::string& reason);
+  // The standard NotFound for an unknown, expired or foreign id.
+  static Status NoSuchSession(const std::string& id);
 
   runtimes::CodeExecutor& executor_;
   const config::SessionsConfig config_;
   const uint64_t max_total_;
   audit::AuditLog* const audit_;
 
-  std::mutex mu_;
+  const std::shared_ptr<SessionBook> book_;
+
+  std::mutex mu_;  // guards stopping_
   std::condition_variable cv_;
   bool stopping_ = false;
-  size_t opening_ = 0;  // opens in flight (counted against max_total)
-  std::map<std::string, SessionInfo> sessions_;  // by id
   std::thread reaper_;
 };
 

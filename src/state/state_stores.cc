@@ -12,6 +12,8 @@
 #include "auth/pg_key_store.h"
 #include "codetools/pg_code_tool_store.h"
 #include "codetools/sqlite_code_tool_store.h"
+#include "sessions/memory_session_book.h"
+#include "sessions/pg_session_book.h"
 #include "tasks/pg_task_store.h"
 
 namespace airlock::state {
@@ -131,6 +133,16 @@ StatusOr<std::shared_ptr<tasks::TaskStore>> OpenTaskStore(const config::Config& 
   AIRLOCK_ASSIGN_OR_RETURN(std::shared_ptr<PgDatabase> db, ConnectPostgres(c, options));
   AIRLOCK_ASSIGN_OR_RETURN(std::unique_ptr<tasks::PgTaskStore> store, tasks::PgTaskStore::Open(std::move(db)));
   return std::shared_ptr<tasks::TaskStore>(std::move(store));
+}
+
+StatusOr<std::shared_ptr<sessions::SessionBook>> OpenSessionBook(const config::Config& c, const std::string& gateway) {
+  if (!UsesPostgres(c)) return std::shared_ptr<sessions::SessionBook>(std::make_shared<sessions::MemorySessionBook>());
+  PgDatabase::Options options;
+  options.max_connections = 2;  // a statement per session call, open and close, and the reaper's
+  AIRLOCK_ASSIGN_OR_RETURN(std::shared_ptr<PgDatabase> db, ConnectPostgres(c, options));
+  AIRLOCK_ASSIGN_OR_RETURN(std::unique_ptr<sessions::PgSessionBook> book,
+                           sessions::PgSessionBook::Open(std::move(db), gateway));
+  return std::shared_ptr<sessions::SessionBook>(std::move(book));
 }
 
 bool ApiKeysEnabled(const config::Config& c) {

@@ -28,6 +28,7 @@
 #include "codetools/code_tool_store.h"
 #include "config/config.h"
 #include "db/pg_database.h"
+#include "sessions/session_book.h"
 #include "tasks/task_store.h"
 
 namespace airlock::state {
@@ -62,6 +63,12 @@ StatusOr<std::unique_ptr<codetools::CodeToolStore>> OpenCodeToolStore(const conf
 // live as long as the process), the shared table mcp_tasks with postgres
 // (every gateway sees every task). Shared by every endpoint's server.
 StatusOr<std::shared_ptr<tasks::TaskStore>> OpenTaskStore(const config::Config& c);
+
+// The code-session book (sessions/session_book.h): in memory with sqlite
+// (sessions live as long as this gateway), the shared table code_sessions
+// with postgres (every gateway serves every session; `gateway` names this
+// one in the rows it opens). Shared by every endpoint's server.
+StatusOr<std::shared_ptr<sessions::SessionBook>> OpenSessionBook(const config::Config& c, const std::string& gateway);
 
 // Whether every HTTP request needs an API key (and the console is
 // possible): server.http.api_keys, or with sqlite a non-empty keys_file.

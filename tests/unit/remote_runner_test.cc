@@ -449,6 +449,80 @@ TEST_F(RemoteRunnerTest, ASessionWhoseHostDiedFailsNamingTheHostNotALocalProcess
   fleet.Stop();
 }
 
+TEST_F(RemoteRunnerTest, ASharedSessionOpenedThroughOneFleetServesAnotherAndOutlivesItsStream) {
+  Host host(SharedPki().Files("ca1", "ca1-server"));
+  auto a = std::make_unique<RunnerFleet>(FleetFor({host.address}));
+  RunnerFleet b(FleetFor({host.address}));
+  ASSERT_TRUE(a->Start().ok());
+  ASSERT_TRUE(b.Start().ok());
+  ASSERT_TRUE(a->OpenSession({.id = "s_shared", .language = "python", .shared = true, .max_lifetime_s = 600}).ok());
+  ASSERT_TRUE(a->OpenSession({.id = "s_own", .language = "python"}).ok());
+  EXPECT_EQ(a->SessionHost("s_shared"), host.address);
+  EXPECT_EQ(b.SessionHost("s_shared"), "");
+
+  CancelToken none;
+  RunRequest cell = Req("c");
+  cell.session_id = "s_shared";
+  EXPECT_EQ(b.Run(cell, nullptr, none).error_code, "E_SESSION_NOT_FOUND") << "B does not know it yet";
+  ASSERT_TRUE(b.AdoptSession("s_shared", host.address).ok());
+  RunResult r = b.Run(cell, nullptr, none);
+  EXPECT_EQ(r.stdout_text, "s_shared:c") << r.error_code << " " << r.message;
+  EXPECT_EQ(r.runner_host, host.address);
+
+  a.reset();  // gateway A's stream ends (it died, or was rolled)
+  for (int i = 0; i < 200 && host.server->streams() > 1; ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_EQ(host.server->streams(), 1u);
+  {
+    std::lock_guard<std::mutex> lock(host.executor.mu);
+    EXPECT_EQ(host.executor.sessions, (std::set<std::string>{"s_shared"}))
+        << "a shared session went with its gateway's stream, or an unshared one stayed";
+  }
+  EXPECT_EQ(host.server->shared_sessions(), 1u);
+  r = b.Run(cell, nullptr, none);
+  EXPECT_EQ(r.stdout_text, "s_shared:c") << r.error_code << " " << r.message;
+  EXPECT_TRUE(b.CloseSession("s_shared").ok());
+  EXPECT_EQ(host.server->shared_sessions(), 0u);
+  std::lock_guard<std::mutex> lock(host.executor.mu);
+  EXPECT_TRUE(host.executor.sessions.empty());
+}
+
+TEST_F(RemoteRunnerTest, AdoptingASessionOnAHostNotInTheFleetFailsNamingTheHost) {
+  Host host(SharedPki().Files("ca1", "ca1-server"));
+  RunnerFleet fleet(FleetFor({host.address}));
+  ASSERT_TRUE(fleet.Start().ok());
+  Status st = fleet.AdoptSession("s_elsewhere", "10.9.9.9:7700");
+  EXPECT_EQ(st.code(), StatusCode::kUnavailable);
+  EXPECT_NE(st.message().find("10.9.9.9:7700"), std::string::npos) << st.message();
+  EXPECT_EQ(fleet.SessionHost("s_elsewhere"), "");
+  fleet.Stop();
+}
+
+TEST_F(RemoteRunnerTest, ARunnerHostClosesASharedSessionPastItsLifetimeWhenNoGatewayDoes) {
+  EchoExecutor executor;
+  StatusOr<std::unique_ptr<RunnerHostServer>> server =
+      RunnerHostServer::Start(executor, {.listen = "127.0.0.1:0",
+                                         .tls = SharedPki().Files("ca1", "ca1-server"),
+                                         .runner = {},
+                                         .max_streams = 8,
+                                         .shared_session_grace = 0ms});
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  auto client =
+      ClientFor("127.0.0.1:" + std::to_string((*server)->port()), SharedPki().Files("ca1", "ca1-client"));
+  ASSERT_TRUE(client->Start().ok());
+  ASSERT_TRUE(client->OpenSession({.id = "s_short", .language = "python", .shared = true, .max_lifetime_s = 1}).ok());
+  ASSERT_TRUE(client->OpenSession({.id = "s_long", .language = "python", .shared = true, .max_lifetime_s = 600}).ok());
+  client->Stop();  // every gateway is gone
+  bool closed = false;
+  for (int i = 0; i < 400 && !closed; ++i) {
+    std::this_thread::sleep_for(10ms);
+    std::lock_guard<std::mutex> lock(executor.mu);
+    closed = !executor.sessions.count("s_short");
+  }
+  EXPECT_TRUE(closed) << "a shared session outlived its lifetime on the runner host";
+  std::lock_guard<std::mutex> lock(executor.mu);
+  EXPECT_EQ(executor.sessions.count("s_long"), 1u);
+}
+
 TEST_F(RemoteRunnerTest, FleetWithNoHostRefusesAndNeverRunsLocally) {
   RunnerFleet fleet(FleetFor({"127.0.0.1:1"}));  // nothing listens there
   EXPECT_FALSE(fleet.Start().ok());
