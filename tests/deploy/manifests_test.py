@@ -459,9 +459,6 @@ def check_ports(ctx, ck):
         picked = [c for c in ctx.containers if sel and all(c.labels.get(k) == v for k, v in sel.items())]
         if not ck.expect(picked, f"Service/{name}: its selector {sel} selects no airlock pod"):
             continue
-        if any(c.sub == GATEWAY_SUB for c in picked):
-            ck.expect(svc["spec"].get("sessionAffinity") == "ClientIP",
-                      f"Service/{name}: no sessionAffinity: ClientIP, but MCP sessions live in one gateway's memory")
         for sp in svc["spec"].get("ports") or []:
             target = sp.get("targetPort", sp["port"])
             ck.expect(isinstance(target, str),
@@ -469,6 +466,38 @@ def check_ports(ctx, ck):
             for c in picked:
                 ck.expect(c.port_by_ref(target) is not None,
                           f"Service/{name} port {sp['port']}: targetPort {target!r} is no port of {c.where}")
+
+
+def check_gateway_services(ctx, ck):
+    """Modern-era clients (stateless; code sessions and tasks in PostgreSQL)
+    need no affinity, legacy-era ones (Mcp-Session-Id, the GET stream in one
+    gateway's memory) do: one gateway Service of each kind, every one named
+    in server.http.allowed_hosts."""
+    svcs = [s for s in ctx.m.of_kind("Service")
+            if s["spec"].get("selector") and s["spec"].get("clusterIP") != "None"
+            and any(c.sub == GATEWAY_SUB and all(c.labels.get(k) == v for k, v in s["spec"]["selector"].items())
+                    for c in ctx.containers)]
+    if not ck.expect(svcs, "no Service selects the gateways"):
+        return
+    affinity = {s["metadata"]["name"]: s["spec"].get("sessionAffinity", "None") for s in svcs}
+    ck.note(f"gateway Services: {affinity}")
+    ck.expect("None" in affinity.values(),
+              f"no gateway Service without session affinity for modern-era clients: {affinity}")
+    sticky = [s for s in svcs if s["spec"].get("sessionAffinity") == "ClientIP"]
+    ck.expect(sticky, "no gateway Service with sessionAffinity: ClientIP for legacy-era clients, whose MCP "
+                      f"sessions live in one gateway's memory: {affinity}")
+    idle = dig(ctx.gw_config or {}, "server", "http", "session_idle_timeout_s", default=3600)
+    for s in sticky:
+        t = dig(s["spec"], "sessionAffinityConfig", "clientIP", "timeoutSeconds", default=10800)
+        ck.expect(t >= idle, f"Service/{s['metadata']['name']}: affinity timeoutSeconds {t} < "
+                             f"server.http.session_idle_timeout_s {idle}: a legacy session would move gateways")
+    hosts = [h.lower() for h in dig(ctx.gw_config or {}, "server", "http", "allowed_hosts", default=[])]
+    if hosts:
+        for s in svcs:
+            name, ns = s["metadata"]["name"], s["metadata"].get("namespace", "default")
+            for h in (name, f"{name}.{ns}.svc", f"{name}.{ns}.svc.cluster.local"):
+                ck.expect(h in hosts, f"Service/{name}: {h} is not in server.http.allowed_hosts: "
+                                      "requests through it would get 403")
 
 
 def check_runner_dns(ctx, ck):
@@ -1111,6 +1140,7 @@ CHECKS = [
     ("kustomization", check_kustomization),
     ("flags", check_flags),
     ("ports", check_ports),
+    ("gateway-services", check_gateway_services),
     ("runner-dns", check_runner_dns),
     ("mounted-files", check_files),
     ("config-valid", check_config_valid),

@@ -2,12 +2,14 @@
 # The multi-host test (issue 22): two gateways and three runner hosts on
 # this machine, each runner host in its own network namespace, over gRPC
 # with mutual TLS, sharing one throwaway PostgreSQL 15; then
-# tests/multihost/multihost.test.mjs (node:test + the MCP SDK client)
-# against them. Needs root.
+# tests/multihost/*.test.mjs (node:test + the MCP SDK clients) against
+# them: multihost.test.mjs, then round_robin.test.mjs (the two gateways
+# behind the round-robin proxy round_robin.mjs, issue 30). Needs root.
 #
 #   tests/multihost/run.sh [BUILD_DIR]          # default: <repo>/build
 #   MH_KEEP=1 tests/multihost/run.sh build      # keep the temp dir (logs, certs)
 #   MH_ONLY='sessions' tests/multihost/run.sh   # only tests whose name matches
+#   MH_ONLY='round-robin' tests/multihost/run.sh   # the round-robin part (issue 30)
 #
 # The tests get everything through $MH_TOPOLOGY (a JSON file: URLs, keys,
 # configs, the runner hosts' and gateways' command lines, pid files and
@@ -57,8 +59,13 @@ for ((i = 1; i <= NHOSTS; i++)); do mh_start_runner "$i"; done
 for ((i = 1; i <= NHOSTS; i++)); do mh_wait_probe "$i"; done
 
 hosts="$(seq -s, 1 "$NHOSTS")"
+# Tasks (round_robin.test.mjs): a modern run_code asking timeout_ms >= 20 s
+# becomes a task; a short lease, so that a killed gateway's task reads
+# failed within seconds. Legacy-era clients never get tasks.
+export MH_GW_EXTRA_JSON='{"tasks": {"mode": "long", "min_timeout_ms": 20000, "lease_s": 3, "poll_interval_ms": 200}}'
 mh_gateway_config "$MH_DIR/gwA.json" "$hosts" postgres 1
 mh_gateway_config "$MH_DIR/gwB.json" "$hosts" postgres 1
+unset MH_GW_EXTRA_JSON
 
 # Keys (in PostgreSQL, through gateway A's config): an admin for the console,
 # a reader for the runs, and one that gets revoked.
@@ -125,7 +132,7 @@ print(json.dumps(t, indent=1))
 EOF
 chmod 0600 "$MH_DIR/topology.json"
 
-mh_log "node --test tests/multihost/multihost.test.mjs"
+mh_log "node --test tests/multihost/*.test.mjs"
 export MH_TOPOLOGY="$MH_DIR/topology.json"
 export AIRLOCK_BIN="$MH_BIN"
 node_args=(--test --test-concurrency=1 --test-timeout=180000 --test-reporter=spec)
