@@ -25,7 +25,7 @@ import { after, before, describe, it } from 'node:test';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { chromium } from 'playwright-core';
+import { launchChromium } from './browser.mjs';
 
 import { AIRLOCK_BIN, PNG_MAGIC, REPO, connectHttp, errorOrResult, startHttpServer, waitFor } from './helpers.mjs';
 
@@ -202,11 +202,7 @@ before(async () => {
   CONSOLE = `http://127.0.0.1:${server.port}/console/`;
   MCP = `http://127.0.0.1:${server.port}/mcp`;
   mkdirSync(SHOTS, { recursive: true });
-  browser = await chromium.launch({
-    executablePath: process.env.AIRLOCK_CHROMIUM || '/usr/bin/chromium',
-    headless: true,
-    args: ['--no-sandbox'],
-  });
+  browser = await launchChromium();
 });
 
 after(async () => {

@@ -19,7 +19,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
-import { chromium } from 'playwright-core';
+import { launchChromium } from './browser.mjs';
 
 import { AIRLOCK_BIN, assertBinary, freePort, sleep, stopProcess } from './helpers.mjs';
 import { ADMIN_GROUP, CONSOLE_CLIENT, startIdp } from './oauth_idp.mjs';
@@ -68,11 +68,7 @@ before(async () => {
     await sleep(100);
   }
   assert.ok(stderr.includes(`127.0.0.1:${port}/mcp`), `airlock did not start:\n${stderr}`);
-  browser = await chromium.launch({
-    executablePath: process.env.AIRLOCK_CHROMIUM || '/usr/bin/chromium',
-    headless: true,
-    args: ['--no-sandbox'],
-  });
+  browser = await launchChromium();
 });
 
 after(async () => {

@@ -32,7 +32,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
-import { chromium } from 'playwright-core';
+import { launchChromium } from './browser.mjs';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { UnauthorizedError as UnauthorizedErrorV1 } from '@modelcontextprotocol/sdk/client/auth.js';
@@ -289,11 +289,7 @@ before(async () => {
     await sleep(100);
   }
   assert.ok(stderr.includes(url), `airlock did not start:\n${stderr}`);
-  browser = await chromium.launch({
-    executablePath: process.env.AIRLOCK_CHROMIUM || '/usr/bin/chromium',
-    headless: true,
-    args: ['--no-sandbox'],
-  });
+  browser = await launchChromium();
 });
 
 after(async () => {

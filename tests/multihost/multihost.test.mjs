@@ -4,8 +4,8 @@
 // $MH_TOPOLOGY. Driven with the official MCP TypeScript SDK client over
 // Streamable HTTP with a bearer API key.
 import assert from 'node:assert/strict';
-import { execFile, spawn, spawnSync } from 'node:child_process';
-import { appendFileSync, closeSync, mkdirSync, openSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { execFile, spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { setMaxListeners } from 'node:events';
 import net from 'node:net';
 import path from 'node:path';
@@ -17,6 +17,7 @@ import {
   connectHttp, pidsWithMarker, runCode, sleep, startHttpServer, uniqueMarker, waitFor,
 } from '../e2e/helpers.mjs';
 import { defineSharedTests } from '../e2e/shared_suite.mjs';
+import { alive, readPid, respawn } from './processes.mjs';
 
 const execFileP = promisify(execFile);
 const TOPOLOGY = process.env.MH_TOPOLOGY;
@@ -68,20 +69,7 @@ function assertAuditChainOk(what) {
   return v;
 }
 
-const readPid = (file) => Number(readFileSync(file, 'utf8').trim().split('\n').pop());
-const alive = (pid) => { try { process.kill(pid, 0); return true; } catch { return false; } };
 
-// Starts a process from its recorded command line again (detached; output
-// appended to its log; its pid written where run.sh's teardown finds it).
-function respawn(entry) {
-  const fd = openSync(entry.log, 'a');
-  appendFileSync(entry.log, `\n--- restarted by the test at ${new Date().toISOString()}\n`);
-  const child = spawn(entry.argv[0], entry.argv.slice(1), { detached: true, stdio: ['ignore', fd, fd] });
-  closeSync(fd);
-  child.unref();
-  writeFileSync(entry.pid_file, `${child.pid}\n`);
-  return child.pid;
-}
 
 async function httpStatus(url, timeoutMs = 1500) {
   try {

@@ -12,8 +12,7 @@
 // tools/call; tests/e2e/modern.test.mjs). The gateways' config has
 // tasks.lease_s 3 and tasks.min_timeout_ms 20000 (run.sh).
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { appendFileSync, closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 
 // The SDK lives in tests/e2e/node_modules (run.sh checks it is installed).
@@ -21,6 +20,7 @@ import { Client, StreamableHTTPClientTransport } from '../e2e/node_modules/@mode
 
 import { pidsWithMarker, sleep, uniqueMarker, waitFor } from '../e2e/helpers.mjs';
 import { startRoundRobin } from './round_robin.mjs';
+import { alive, readPid, respawn } from './processes.mjs';
 
 const TOPOLOGY = process.env.MH_TOPOLOGY;
 const T = TOPOLOGY ? JSON.parse(readFileSync(TOPOLOGY, 'utf8')) : null;
@@ -39,20 +39,7 @@ const nameOf = (upstream) => gwOf(upstream)?.name ?? upstream;
 const LEASE_S = T ? (JSON.parse(readFileSync(GWS[0].config, 'utf8')).tasks?.lease_s ?? 30) : 30;
 
 const show = (r) => JSON.stringify(r?.structuredContent ?? r, null, 1).slice(0, 1500);
-const readPid = (file) => Number(readFileSync(file, 'utf8').trim().split('\n').pop());
-const alive = (pid) => { try { process.kill(pid, 0); return true; } catch { return false; } };
 
-// Starts a gateway from its recorded command line again (as multihost.test.mjs
-// does; its pid where run.sh's teardown finds it).
-function respawn(entry) {
-  const fd = openSync(entry.log, 'a');
-  appendFileSync(entry.log, `\n--- restarted by the test at ${new Date().toISOString()}\n`);
-  const child = spawn(entry.argv[0], entry.argv.slice(1), { detached: true, stdio: ['ignore', fd, fd] });
-  closeSync(fd);
-  child.unref();
-  writeFileSync(entry.pid_file, `${child.pid}\n`);
-  return child.pid;
-}
 
 async function readyz(g) {
   try {
