@@ -42,6 +42,21 @@ SessionInfo ReadRow(const pqxx::row& r) {
   return s;
 }
 
+// Runs one statement that changes at most one row, RETURNING kColumns, in a
+// transaction of its own: the row it changed, or nullopt if none matched.
+template <typename... Args>
+StatusOr<std::optional<SessionInfo>> ChangeOneRow(state::PgDatabase& db, const std::string& sql, const Args&... args) {
+  std::optional<SessionInfo> out;
+  Status st = db.Transact([&](pqxx::transaction_base& tx) -> Status {
+    out.reset();
+    pqxx::result r = tx.exec_params(sql, args...);
+    if (!r.empty()) out = ReadRow(r[0]);
+    return OkStatus();
+  });
+  if (!st.ok()) return st;
+  return out;
+}
+
 // PostgreSQL text cannot hold NUL: a reason (from a runner's message) gets
 // U+FFFD in its place.
 std::string WithoutNul(std::string s) {
@@ -90,17 +105,13 @@ Status PgSessionBook::Reserve(const SessionInfo& row, uint64_t max_per_caller, u
 
 StatusOr<SessionInfo> PgSessionBook::Activate(const std::string& id, const std::string& runner_host, int64_t now_ms,
                                               uint64_t max_lifetime_s) {
-  std::optional<SessionInfo> out;
-  Status st = db_->Transact([&](pqxx::transaction_base& tx) -> Status {
-    out.reset();
-    pqxx::result r = tx.exec_params(
-        std::string("UPDATE code_sessions SET starting = false, runner_host = $2, created_ms = $3, ends_ms = $4, ") +
-            Touch("$3") + " WHERE id = $1 AND starting RETURNING " + kColumns,
-        id, WithoutNul(runner_host), now_ms, now_ms + static_cast<int64_t>(max_lifetime_s) * 1000);
-    if (!r.empty()) out = ReadRow(r[0]);
-    return OkStatus();
-  });
-  if (!st.ok()) return st;
+  AIRLOCK_ASSIGN_OR_RETURN(
+      std::optional<SessionInfo> out,
+      ChangeOneRow(*db_,
+                   std::string("UPDATE code_sessions SET starting = false, runner_host = $2, created_ms = $3, "
+                               "ends_ms = $4, ") +
+                       Touch("$3") + " WHERE id = $1 AND starting RETURNING " + kColumns,
+                   id, WithoutNul(runner_host), now_ms, now_ms + static_cast<int64_t>(max_lifetime_s) * 1000));
   if (!out) return NotFound("no such session");
   return *out;
 }
@@ -114,18 +125,12 @@ void PgSessionBook::Abandon(const std::string& id) {
 
 StatusOr<SessionInfo> PgSessionBook::BeginCall(const std::string& owner, const std::string& id, int64_t now_ms) {
   if (state::HasNul(owner) || state::HasNul(id)) return NotFound("no such session");
-  std::optional<SessionInfo> out;
-  Status st = db_->Transact([&](pqxx::transaction_base& tx) -> Status {
-    out.reset();
-    pqxx::result r = tx.exec_params(std::string("UPDATE code_sessions SET calls = calls + 1, "
-                                                "calls_in_flight = calls_in_flight + 1, ") +
-                                        Touch("$3") + " WHERE id = $1 AND owner = $2 AND " + Usable("$3") +
-                                        " RETURNING " + kColumns,
-                                    id, owner, now_ms);
-    if (!r.empty()) out = ReadRow(r[0]);
-    return OkStatus();
-  });
-  if (!st.ok()) return st;
+  AIRLOCK_ASSIGN_OR_RETURN(
+      std::optional<SessionInfo> out,
+      ChangeOneRow(*db_,
+                   std::string("UPDATE code_sessions SET calls = calls + 1, calls_in_flight = calls_in_flight + 1, ") +
+                       Touch("$3") + " WHERE id = $1 AND owner = $2 AND " + Usable("$3") + " RETURNING " + kColumns,
+                   id, owner, now_ms));
   if (!out) return NotFound("no such session");
   return *out;
 }
@@ -142,31 +147,23 @@ void PgSessionBook::EndCall(const std::string& id, int64_t now_ms) {
 
 std::optional<SessionInfo> PgSessionBook::NoteLost(const std::string& id, const std::string& reason) {
   if (state::HasNul(id)) return std::nullopt;
-  std::optional<SessionInfo> out;
-  (void)db_->Transact([&](pqxx::transaction_base& tx) -> Status {
-    out.reset();
-    pqxx::result r = tx.exec_params(std::string("UPDATE code_sessions SET lost_reason = $2 WHERE id = $1 AND "
-                                                "lost_reason = '' RETURNING ") +
-                                        kColumns,
-                                    id, WithoutNul(reason.empty() ? "lost" : reason));
-    if (!r.empty()) out = ReadRow(r[0]);
-    return OkStatus();
-  });
-  return out;
+  StatusOr<std::optional<SessionInfo>> out =
+      ChangeOneRow(*db_,
+                   std::string("UPDATE code_sessions SET lost_reason = $2 WHERE id = $1 AND lost_reason = '' "
+                               "RETURNING ") +
+                       kColumns,
+                   id, WithoutNul(reason.empty() ? "lost" : reason));
+  return out.ok() ? *out : std::nullopt;
 }
 
 StatusOr<SessionInfo> PgSessionBook::Remove(const std::string& owner, const std::string& id, int64_t now_ms) {
   if (state::HasNul(owner) || state::HasNul(id)) return NotFound("no such session");
-  std::optional<SessionInfo> out;
-  Status st = db_->Transact([&](pqxx::transaction_base& tx) -> Status {
-    out.reset();
-    pqxx::result r = tx.exec_params(std::string("DELETE FROM code_sessions WHERE id = $1 AND owner = $2 AND ") +
-                                        Usable("$3") + " RETURNING " + kColumns,
-                                    id, owner, now_ms);
-    if (!r.empty()) out = ReadRow(r[0]);
-    return OkStatus();
-  });
-  if (!st.ok()) return st;
+  AIRLOCK_ASSIGN_OR_RETURN(
+      std::optional<SessionInfo> out,
+      ChangeOneRow(*db_,
+                   std::string("DELETE FROM code_sessions WHERE id = $1 AND owner = $2 AND ") + Usable("$3") +
+                       " RETURNING " + kColumns,
+                   id, owner, now_ms));
   if (!out) return NotFound("no such session");
   return *out;
 }

@@ -189,6 +189,13 @@ json RunCode(int id, uint64_t timeout_ms, bool declare = true) {
              declare);
 }
 
+// One request on `session`; its answer.
+json SendOn(const std::shared_ptr<mcpns::Session>& session, const json& msg) {
+  auto ch = std::make_shared<mcpns::testing::RecordingChannel>();
+  session->HandleText(msg.dump(), ch);
+  return ch->Wait();
+}
+
 // Asks `get()` (one tasks/get) until the answer is no longer a working task,
 // every 50 ms, at most `tries` times; the last answer.
 json PollWhileWorking(const std::function<json()>& get, int tries = 100) {
@@ -411,22 +418,17 @@ TEST(McpTasksStdioTest, TaskOutlivesItsConnection) {
   executor.handler = Sleeps(200);
   mcpns::McpServer server(config::DefaultConfig(), executor);
   std::string id;
-  auto send = [](const std::shared_ptr<mcpns::Session>& session, const json& msg) {
-    auto ch = std::make_shared<mcpns::testing::RecordingChannel>();
-    session->HandleText(msg.dump(), ch);
-    return ch->Wait();
-  };
   {
     auto session = server.NewSession(std::make_shared<mcpns::testing::RecordingChannel>());
-    json created = send(session, RunCode(1, 40'000));
+    json created = SendOn(session, RunCode(1, 40'000));
     ASSERT_EQ(created["result"]["resultType"], "task") << created;
     id = created["result"]["taskId"];
-    json bad = send(session, Req(2, "tasks/get", json::object()));
+    json bad = SendOn(session, Req(2, "tasks/get", json::object()));
     EXPECT_EQ(bad["error"]["code"], jsonrpc::kInvalidParams) << bad;
     session->Close();  // the client went away
   }
   auto later = server.NewSession(std::make_shared<mcpns::testing::RecordingChannel>());
-  json r = PollWhileWorking([&] { return send(later, Req(3, "tasks/get", {{"taskId", id}})); });
+  json r = PollWhileWorking([&] { return SendOn(later, Req(3, "tasks/get", {{"taskId", id}})); });
   EXPECT_EQ(r["result"]["status"], "completed") << r;
   EXPECT_EQ(r["result"]["result"]["structuredContent"]["stdout"], "slept\n");
   later->Close();
@@ -507,22 +509,17 @@ TEST(McpTasksPgTest, ATaskIsVisibleFromEveryGateway) {
   executor.handler = Sleeps(200);
   mcpns::McpServer a(config::DefaultConfig(), executor, nullptr, mcpns::ServerOptions{.tasks = store});
   mcpns::McpServer b(config::DefaultConfig(), executor, nullptr, mcpns::ServerOptions{.tasks = store});
-  auto send = [](const std::shared_ptr<mcpns::Session>& session, const json& msg) {
-    auto ch = std::make_shared<mcpns::testing::RecordingChannel>();
-    session->HandleText(msg.dump(), ch);
-    return ch->Wait();
-  };
   auto on_a = a.NewSession(std::make_shared<mcpns::testing::RecordingChannel>());
   auto on_b = b.NewSession(std::make_shared<mcpns::testing::RecordingChannel>());
   auto stranger = b.NewSession(std::make_shared<mcpns::testing::RecordingChannel>(),
                                governance::Caller{.user = "mallory", .role = "reader", .auth = "api_key"});
-  json created = send(on_a, RunCode(1, 40'000));
+  json created = SendOn(on_a, RunCode(1, 40'000));
   ASSERT_EQ(created["result"]["resultType"], "task") << created;
   const std::string id = created["result"]["taskId"];
-  json r = PollWhileWorking([&] { return send(on_b, Req(2, "tasks/get", {{"taskId", id}})); });
+  json r = PollWhileWorking([&] { return SendOn(on_b, Req(2, "tasks/get", {{"taskId", id}})); });
   EXPECT_EQ(r["result"]["status"], "completed") << r;
   EXPECT_EQ(r["result"]["result"]["structuredContent"]["stdout"], "slept\n");
-  json theirs = send(stranger, Req(3, "tasks/get", {{"taskId", id}}));
+  json theirs = SendOn(stranger, Req(3, "tasks/get", {{"taskId", id}}));
   EXPECT_EQ(theirs["error"]["code"], jsonrpc::kInvalidParams) << theirs;
   on_a->Close();
   on_b->Close();
@@ -541,23 +538,18 @@ TEST(McpTasksPgTest, ACancelThroughAnotherGatewayStopsTheRunAndLeasesAreRenewed)
   executor.handler = FakeExecutor::BlockUntilCancelled;
   mcpns::McpServer a(cfg, executor, nullptr, mcpns::ServerOptions{.tasks = store});
   mcpns::McpServer b(cfg, executor, nullptr, mcpns::ServerOptions{.tasks = store});
-  auto send = [](const std::shared_ptr<mcpns::Session>& session, const json& msg) {
-    auto ch = std::make_shared<mcpns::testing::RecordingChannel>();
-    session->HandleText(msg.dump(), ch);
-    return ch->Wait();
-  };
   auto on_a = a.NewSession(std::make_shared<mcpns::testing::RecordingChannel>());
   auto on_b = b.NewSession(std::make_shared<mcpns::testing::RecordingChannel>());
-  json created = send(on_a, RunCode(1, 40'000));
+  json created = SendOn(on_a, RunCode(1, 40'000));
   ASSERT_EQ(created["result"]["resultType"], "task") << created;
   const std::string id = created["result"]["taskId"];
   ASSERT_TRUE(executor.WaitRunning(1));
   // Past two leases of 3 s, the run still going: renewed, still working.
   std::this_thread::sleep_for(std::chrono::milliseconds(6500));
-  EXPECT_EQ(send(on_b, Req(2, "tasks/get", {{"taskId", id}}))["result"]["status"], "working");
-  json ack = send(on_b, Req(3, "tasks/cancel", {{"taskId", id}}));
+  EXPECT_EQ(SendOn(on_b, Req(2, "tasks/get", {{"taskId", id}}))["result"]["status"], "working");
+  json ack = SendOn(on_b, Req(3, "tasks/cancel", {{"taskId", id}}));
   EXPECT_EQ(ack["result"]["resultType"], "complete") << ack;
-  json r = PollWhileWorking([&] { return send(on_b, Req(4, "tasks/get", {{"taskId", id}})); });
+  json r = PollWhileWorking([&] { return SendOn(on_b, Req(4, "tasks/get", {{"taskId", id}})); });
   EXPECT_EQ(r["result"]["status"], "cancelled") << r;
   EXPECT_TRUE(executor.WaitCancelled(1));
   EXPECT_EQ(a.runs().size(), 0u);
