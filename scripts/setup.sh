@@ -5,6 +5,16 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$here"
 
+# Each phase's wall time goes to stderr and to $AIRLOCK_PHASE_LOG (when set;
+# scripts/test.sh sets it and prints the table at the end).
+phase_start=$SECONDS
+phase() {
+  local took=$((SECONDS - phase_start))
+  echo "setup: $1 took ${took} s" >&2
+  [ -n "${AIRLOCK_PHASE_LOG:-}" ] && printf '%s\t%s\n' "$1" "$took" >>"$AIRLOCK_PHASE_LOG"
+  phase_start=$SECONDS
+}
+
 DEB_PACKAGES=(
   # toolchain and build
   build-essential cmake ninja-build pkg-config
@@ -55,6 +65,7 @@ if ((${#need[@]})); then
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
+phase "install (Debian packages)"
 
 # The WASM tier's toolchain (clang-16, wasm-ld, wasi-libc, libc++ for wasm32)
 # and its interpreters, cached outside the clone ($AIRLOCK_WASM_CACHE,
@@ -63,6 +74,7 @@ fi
 scripts/wasm/install_toolchain.sh
 scripts/wasm/build_python.sh
 scripts/wasm/install_ruby.sh
+phase "WASM toolchain and interpreters"
 
 # npm packages for the end-to-end tests (official MCP SDK client, conformance
 # suite, inspector-cli) and the downstream MCP servers used as fixtures.
@@ -74,6 +86,8 @@ for dir in tests/e2e tests/fixtures/mcp-servers; do
     (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error && touch node_modules/.airlock-installed)
   fi
 done
+phase "install (npm)"
 
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build
+phase "build"

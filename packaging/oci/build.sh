@@ -70,8 +70,21 @@ server_json() { python3 -c "import json,sys; s=json.load(open(sys.argv[1])); pri
 image_repo="$(server_json 'next(p["identifier"].rsplit(":", 1)[0] for p in s["packages"] if p["registryType"] == "oci")')"
 tag="${tag:-$image_repo:$version}"
 deb_sha="$(sha256sum "$deb" | cut -d' ' -f1)"
-# What tests/oci/image_test.sh keys its cached image by: this .deb and this script.
-build_key="$(cat "$deb" "${BASH_SOURCE[0]}" | sha256sum | cut -d' ' -f1)"
+# The .deb's contents (control files, every path with its type, mode and
+# link target, every file's bytes) without the archive's timestamps: a
+# package re-packed from the same binaries (ctest package_install packs it
+# on every run) keeps its key.
+deb_content_sha() {
+  local d
+  d="$(mktemp -d)"
+  dpkg-deb -R "$1" "$d"
+  (cd "$d" && find . -printf '%y %m %p %l\n' | LC_ALL=C sort &&
+    find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum) | sha256sum | cut -d' ' -f1
+  rm -rf "$d"
+}
+# What the OCI tests key their cached image by (tests/oci/lib.sh reads it
+# from --dry-run): this package's contents and this script.
+build_key="$( (deb_content_sha "$deb"; sha256sum <"${BASH_SOURCE[0]}") | sha256sum | cut -d' ' -f1)"
 server_name="$(server_json 's["name"]')"
 description="$(server_json 's["description"]')"
 created="$(date -u +%Y-%m-%dT%H:%M:%SZ)"

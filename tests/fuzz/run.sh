@@ -30,7 +30,9 @@ build() {
       -DCMAKE_C_FLAGS="-O1 -gline-tables-only" -DCMAKE_CXX_FLAGS="-O1 -gline-tables-only" \
       -DAIRLOCK_FUZZ=ON -DAIRLOCK_SANITIZE=address,undefined >/dev/null
   fi
-  cmake --build "$out" --target fuzz_all
+  # AIRLOCK_FUZZ_JOBS: compile jobs (ninja's default otherwise); the ctest
+  # fixture fuzz_build uses 2 beside the other tests.
+  cmake --build "$out" --target fuzz_all ${AIRLOCK_FUZZ_JOBS:+--parallel "$AIRLOCK_FUZZ_JOBS"}
 }
 
 dict_for() {

@@ -1,7 +1,8 @@
 # shellcheck shell=bash
 # Shared by the OCI tests (source it): the image packaging/oci/build.sh
-# builds, cached by its label io.airlock.build.key = sha256 of the .deb and
-# build.sh (the key build.sh itself writes), so a test rebuilds only when
+# builds, cached by its label io.airlock.build.key = sha256 of the .deb's
+# contents (not its archive timestamps) and build.sh, the key build.sh
+# itself writes and prints with --dry-run, so a test rebuilds only when
 # either changed. Used by tests/oci/image_test.sh (ctest oci_image) and
 # tests/oci/kube_play_test.sh (ctest oci_kube_play).
 #
@@ -23,8 +24,10 @@ oci_image_ready() {
   fi
   # shellcheck disable=SC2034  # for the sourcing test (image_test.sh)
   OCI_VERSION="$(dpkg-deb -f "$OCI_DEB" Version)"
-  OCI_IMAGE="${AIRLOCK_OCI_TAG:-$("$OCI_REPO/packaging/oci/build.sh" --dry-run --deb "$OCI_DEB" | sed -n 's/^tag=//p')}"
-  key="$(cat "$OCI_DEB" "$OCI_REPO/packaging/oci/build.sh" | sha256sum | cut -d' ' -f1)"
+  local dry
+  dry="$("$OCI_REPO/packaging/oci/build.sh" --dry-run --deb "$OCI_DEB")"
+  OCI_IMAGE="${AIRLOCK_OCI_TAG:-$(sed -n 's/^tag=//p' <<<"$dry")}"
+  key="$(sed -n 's/^label\.io\.airlock\.build\.key=//p' <<<"$dry")"
   start=$(date +%s)
   if [ "$(podman image inspect --format '{{index .Labels "io.airlock.build.key"}}' "$OCI_IMAGE" 2>/dev/null || true)" = "$key" ]; then
     echo "$name: reusing $OCI_IMAGE (cache key $key)"
