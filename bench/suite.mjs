@@ -705,13 +705,18 @@ try {
       const cpuMsPerRun = ok ? (machineBusyMs() - busy0) / ok : null;
       return { runs: opts.tputRuns, ok, seconds: s, perSecond: ok / s, cpuMsPerRun };
     };
-    // What one bare interpreter start costs the machine, the floor of a run
-    // that gets a fresh interpreter (pre-started or not).
+    // What one bare interpreter start costs, the floor of a run that gets a
+    // fresh interpreter (pre-started or not): the user+system CPU of
+    // `python3 -c 'print(1)'` as its parent's os.times() sees it (what
+    // `hyperfine -N` reports too), without our own spawning's cost. The
+    // bound is cores ÷ that (issue 32's definition).
     {
-      const busy0 = machineBusyMs();
       const n = 30;
-      for (let i = 0; i < n; i++) spawnSync('/usr/bin/python3', ['-I', '-c', 'print(1)'], { env: CLEAN_ENV });
-      T.bareCpuMsPerRun = (machineBusyMs() - busy0) / n;
+      const probe = spawnSync('/usr/bin/python3', ['-I', '-c',
+        'import os, subprocess\n' +
+        `for _ in range(${n}): subprocess.run(["/usr/bin/python3", "-c", "print(1)"], stdout=subprocess.DEVNULL, env={"PATH": "/usr/bin:/bin"})\n` +
+        't = os.times()\nprint((t.children_user + t.children_system) * 1000 / ' + n + ')'], { env: CLEAN_ENV, encoding: 'utf8' });
+      T.bareCpuMsPerRun = Number.parseFloat(probe.stdout);
       T.freshBoundPerSecond = (os.cpus().length * 1000) / T.bareCpuMsPerRun;
     }
     for (const c of levels) {
