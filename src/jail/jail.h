@@ -273,7 +273,8 @@ class Jail {
   // `control_fd` as its fd 3 when >= 0) and waits until it runs.
   StatusOr<Stdio> Launch(const ExecRequest& request, int control_fd);
   // Sets every thread in the jail's cgroup to the calling thread's nice
-  // value (a no-op when they have it already).
+  // value (a no-op when they have it already), listing the threads again
+  // until a pass changes nothing (threads still being started).
   Status MatchCallerPriority();
   ExecResult Supervise(const Limits& limits, const std::string& stdin_data, Stdio stdio, CancelToken* cancel);
 

@@ -8,6 +8,14 @@
 #include <unistd.h>
 
 int main(void) {
+  // In a container the supervisor's pid is small, and the jail's own PID
+  // namespace may give this very program the same number: then the path
+  // names this program, never the supervisor (one namespace cannot hold
+  // both under one number).
+  if (getpid() == @HOST_PID@) {
+    printf("DENIED: pid @HOST_PID@ is this program in the jail's own PID namespace, not the supervisor\n");
+    return 0;
+  }
   const char* paths[] = {"/proc/@HOST_PID@/environ", "/proc/@HOST_PID@/cmdline"};
   int allowed = 0;
   for (int i = 0; i < 2; ++i) {

@@ -1,6 +1,15 @@
 # Attack: read the supervisor's environment (/proc/@HOST_PID@/environ), which
 # holds the secret variable @SECRET_ENV_NAME@.
 import errno
+import os
+import sys
+
+# In a container the supervisor's pid is small, and the jail's own PID
+# namespace may give this very program the same number: then the path names
+# this program, never the supervisor.
+if os.getpid() == @HOST_PID@:
+    print("DENIED: pid @HOST_PID@ is this program in the jail's own PID namespace, not the supervisor")
+    sys.exit(0)
 
 allowed = False
 for path in ["/proc/@HOST_PID@/environ", "/proc/@HOST_PID@/cmdline"]:
