@@ -6,11 +6,14 @@
 // answer /healthz, and a request must never hang it.
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include "config/config.h"
 #include "fuzz_support.h"
@@ -52,10 +55,26 @@ std::string Exchange(int port, const std::string& request, bool half_close = fal
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<uint16_t>(port));
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) abort();
+  // libFuzzer's SIGALRM (its -timeout watchdog) interrupts blocking calls:
+  // an interrupted connect goes on in the background, so wait for it.
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    int err = errno;
+    if (err == EINTR) {
+      pollfd p{fd, POLLOUT, 0};
+      while (poll(&p, 1, 10000) < 0 && errno == EINTR) {
+      }
+      socklen_t len = sizeof err;
+      if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
+    }
+    if (err != 0) {
+      fprintf(stderr, "connect to 127.0.0.1:%d: %s\n", port, strerror(err));
+      abort();
+    }
+  }
   size_t sent = 0;
   while (sent < request.size()) {
     ssize_t n = send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     sent += static_cast<size_t>(n);
   }
@@ -64,6 +83,7 @@ std::string Exchange(int port, const std::string& request, bool half_close = fal
   char buf[4096];
   for (;;) {
     ssize_t n = recv(fd, buf, sizeof buf, 0);
+    if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     response.append(buf, static_cast<size_t>(n));
   }
