@@ -12,8 +12,9 @@
 #include <optional>
 #include <memory>
 #include <mutex>
-#include <thread>
 #include <vector>
+
+#include "runner/worker_pool.h"
 
 namespace airlock::runner {
 namespace {
@@ -29,24 +30,28 @@ void Log(const std::string& message) {
 class RunnerLoop {
  public:
   RunnerLoop(int fd, runtimes::CodeExecutor& executor, const RunnerOptions& options)
-      : fd_(fd), executor_(executor), options_(options) {}
+      : fd_(fd),
+        executor_(executor),
+        options_(options),
+        // Runs are capped at max_concurrent_runs below; the rest is room for
+        // the short tasks (languages, session open/close) beside them.
+        workers_({.max_workers = options.max_concurrent_runs + kSideTasks}) {}
 
   int Serve();
 
  private:
-  struct Task {
-    std::thread thread;
-    std::shared_ptr<CancelToken> cancel;  // null for non-run tasks
-  };
+  static constexpr size_t kSideTasks = 16;
 
   void Send(const Json& message);
   void Dispatch(const Json& message);
   void StartRun(uint64_t id, const Json& message);
-  // Starts `body` on its own thread; `run_id` >= 0 registers it as a run.
-  void StartTask(std::optional<uint64_t> run_id, std::shared_ptr<CancelToken> cancel,
+  // Starts `body` on a worker; a `run_id` registers it as a run with its
+  // cancel token until it returns. False when no worker can take it.
+  bool StartTask(std::optional<uint64_t> run_id, std::shared_ptr<CancelToken> cancel,
                  std::function<void()> body);
-  void JoinFinished();
-  void CancelAllAndJoin();
+  void CancelAllAndWait();
+  // Starts a short non-run task (languages, session open/close).
+  void RunSideTask(std::function<void()> body);
 
   // Forwards one code-mode run's bridge frames to the server.
   class RelayHandler : public runtimes::BridgeHandler {
@@ -75,11 +80,11 @@ class RunnerLoop {
   std::mutex write_mu_;  // serialises frames on fd_
 
   std::mutex mu_;  // guards the fields below
-  uint64_t next_task_ = 0;
-  std::map<uint64_t, Task> tasks_;             // task key -> task
-  std::map<uint64_t, uint64_t> runs_;          // run id -> task key
-  std::vector<uint64_t> finished_;             // task keys ready to join
+  std::map<uint64_t, std::shared_ptr<CancelToken>> runs_;  // run id -> its cancel token
   std::map<uint64_t, runtimes::BridgeHandler::ReplyFn> bridge_replies_;  // run id -> to its program
+
+  // Last: destroyed first, it waits for every task, which use the above.
+  WorkerPool workers_;
 };
 
 void RunnerLoop::Send(const Json& message) {
@@ -99,20 +104,24 @@ void RunnerLoop::Send(const Json& message) {
   }
 }
 
-void RunnerLoop::StartTask(std::optional<uint64_t> run_id, std::shared_ptr<CancelToken> cancel,
+bool RunnerLoop::StartTask(std::optional<uint64_t> run_id, std::shared_ptr<CancelToken> cancel,
                            std::function<void()> body) {
-  std::lock_guard<std::mutex> lock(mu_);
-  const uint64_t key = next_task_++;
-  if (run_id) runs_[*run_id] = key;
-  Task& task = tasks_[key];
-  task.cancel = std::move(cancel);
-  // The thread cannot finish before it is stored: its epilogue takes mu_.
-  task.thread = std::thread([this, key, run_id, body = std::move(body)] {
-    body();
+  if (run_id) {
     std::lock_guard<std::mutex> lock(mu_);
-    if (run_id) runs_.erase(*run_id);
-    finished_.push_back(key);
+    runs_[*run_id] = std::move(cancel);
+  }
+  const bool started = workers_.Submit([this, run_id, body = std::move(body)] {
+    body();
+    if (run_id) {
+      std::lock_guard<std::mutex> lock(mu_);
+      runs_.erase(*run_id);
+    }
   });
+  if (!started && run_id) {
+    std::lock_guard<std::mutex> lock(mu_);
+    runs_.erase(*run_id);
+  }
+  return started;
 }
 
 void RunnerLoop::StartRun(uint64_t id, const Json& message) {
@@ -136,7 +145,7 @@ void RunnerLoop::StartRun(uint64_t id, const Json& message) {
     }
   }
   auto cancel = std::make_shared<CancelToken>();
-  StartTask(id, cancel, [this, id, cancel, req = std::move(request).value()] {
+  const bool started = StartTask(id, cancel, [this, id, cancel, req = std::move(request).value()] {
     runtimes::ProgressFn progress = [this, id](runtimes::RunPhase phase) {
       Send({{"type", "progress"}, {"id", id}, {"phase", runtimes::RunPhaseName(phase)}});
     };
@@ -157,6 +166,7 @@ void RunnerLoop::StartRun(uint64_t id, const Json& message) {
     }
     Send({{"type", "result"}, {"id", id}, {"result", ToJson(result)}});
   });
+  if (!started) reject("busy", "the code runner has no worker free for this run; retry later");
 }
 
 void RunnerLoop::Dispatch(const Json& message) {
@@ -177,9 +187,9 @@ void RunnerLoop::Dispatch(const Json& message) {
   } else if (type == "cancel") {
     std::lock_guard<std::mutex> lock(mu_);
     auto run = runs_.find(id);
-    if (run != runs_.end()) tasks_[run->second].cancel->Cancel();
+    if (run != runs_.end()) run->second->Cancel();
   } else if (type == "languages") {
-    StartTask(std::nullopt, nullptr, [this, id] {
+    RunSideTask([this, id] {
       Json list = Json::array();
       try {
         for (const runtimes::LanguageInfo& l : executor_.Languages()) list.push_back(ToJson(l));
@@ -189,7 +199,7 @@ void RunnerLoop::Dispatch(const Json& message) {
       Send({{"type", "languages"}, {"id", id}, {"languages", std::move(list)}});
     });
   } else if (type == "session_open" || type == "session_close") {
-    StartTask(std::nullopt, nullptr, [this, id, type, message] {
+    RunSideTask([this, id, type, message] {
       Status st;
       if (type == "session_open") {
         StatusOr<runtimes::SessionSpec> spec =
@@ -236,39 +246,20 @@ void RunnerLoop::Dispatch(const Json& message) {
   }
 }
 
-void RunnerLoop::JoinFinished() {
-  std::vector<std::thread> done;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (uint64_t key : finished_) {
-      auto it = tasks_.find(key);
-      done.push_back(std::move(it->second.thread));
-      tasks_.erase(it);
-    }
-    finished_.clear();
-  }
-  for (std::thread& t : done) t.join();
+void RunnerLoop::RunSideTask(std::function<void()> body) {
+  // Side tasks are few and short; should every worker be taken (a confused
+  // peer), answer on the reading thread rather than drop the request.
+  std::function<void()> copy = body;
+  if (!StartTask(std::nullopt, nullptr, std::move(body))) copy();
 }
 
-void RunnerLoop::CancelAllAndJoin() {
-  std::vector<std::thread> all;
+void RunnerLoop::CancelAllAndWait() {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (auto& [key, task] : tasks_) {
-      if (task.cancel) task.cancel->Cancel();
-    }
+    for (auto& [id, cancel] : runs_) cancel->Cancel();
   }
-  // Tasks may still be finishing; join them outside the lock (their
-  // epilogues take it), then drop the bookkeeping.
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (auto& [key, task] : tasks_) all.push_back(std::move(task.thread));
-  }
-  for (std::thread& t : all) t.join();
-  std::lock_guard<std::mutex> lock(mu_);
-  tasks_.clear();
-  runs_.clear();
-  finished_.clear();
+  // Runs notice the token and return; their epilogues take mu_.
+  workers_.WaitIdle();
 }
 
 int RunnerLoop::Serve() {
@@ -276,7 +267,6 @@ int RunnerLoop::Serve() {
   int exit_code = 0;
   for (;;) {
     StatusOr<Json> message = ReadJsonFrame(fd_, options_.max_frame_bytes);
-    JoinFinished();
     if (!message.ok()) {
       const Status& st = message.status();
       if (st.code() == StatusCode::kUnavailable) break;  // the server is gone
@@ -294,7 +284,7 @@ int RunnerLoop::Serve() {
       Log(std::string("error handling a frame: ") + e.what());
     }
   }
-  CancelAllAndJoin();
+  CancelAllAndWait();
   return exit_code;
 }
 

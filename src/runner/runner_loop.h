@@ -4,8 +4,9 @@
 // `airlock serve` never runs code itself. It spawns `airlock runner
 // --channel-fd N` (see runner_client.h) and talks to it over a private
 // AF_UNIX stream socket with length-prefixed JSON frames (frame.h). The
-// runner owns the jails through a CodeExecutor and handles runs concurrently,
-// one worker thread per run.
+// runner owns the jails through a CodeExecutor and handles runs concurrently
+// on a pool of persistent worker threads (worker_pool.h): a run takes an
+// idle worker, and a new thread is started only when none is idle.
 //
 // Protocol (every message is a JSON object with "type"):
 //   server -> runner
