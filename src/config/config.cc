@@ -841,7 +841,7 @@ json ConfigSchemaDoc() {
       {"pool.refill_defer_ms", "integer",
        "A refill waits up to this long for the runs in flight to end, so it does not slow them (default 50; 0: never waits)."},
       {"pool.warm", "string[]",
-       "Languages warmed at start-up (default [\"python\"]): \"python\" its native tier, \"python:wasm\" its WASM tier."},
+       "Languages warmed at start-up (default [\"python\"]): \"python\" its native tier, \"python:wasm\" its WASM tier, \"code:javascript\" code mode's engine."},
       {"pool.memory_mb", "integer[]",
        "Memory limits (MiB) besides each language's default whose jails are pooled (default []): any other memory_mb runs "
        "cold, so callers cannot multiply pool shapes."},

@@ -273,6 +273,7 @@ void Jail::Kill() {
   interactive_ = false;
   channel_.Reset();
   control_.Reset();
+  started_bridge_.Reset();
 }
 
 StatusOr<Jail::Stdio> Jail::MakeStdio(size_t stdin_bytes) {
@@ -360,7 +361,7 @@ ExecResult Jail::Exec(const ExecRequest& request, CancelToken* cancel) {
   return Supervise(request.limits, request.stdin_data, std::move(*io), cancel);
 }
 
-StatusOr<Jail::Stdio> Jail::Launch(const ExecRequest& request, int control_fd) {
+StatusOr<Jail::Stdio> Jail::Launch(const ExecRequest& request, int control_fd, bool bridged) {
   if (!alive_) return FailedPrecondition("the jail is no longer alive");
   if (started_ || interactive_) return FailedPrecondition("a program is already started in this jail");
   if (request.seccomp == nullptr || request.seccomp->instructions.empty()) {
@@ -373,7 +374,9 @@ StatusOr<Jail::Stdio> Jail::Launch(const ExecRequest& request, int control_fd) {
   AIRLOCK_ASSIGN_OR_RETURN(Stdio io, MakeStdio(0));
   std::vector<int> fds = {io.in_read.get(), io.out_write.get(), io.err_write.get()};
   if (control_fd >= 0) fds.push_back(control_fd);
-  Status sent = SendMessage(channel_.get(), ProgramMessage("start", request), fds);
+  json msg = ProgramMessage("start", request);
+  if (bridged) msg["bridged"] = true;
+  Status sent = SendMessage(channel_.get(), msg, fds);
   io.in_read.Reset();
   io.out_write.Reset();
   io.err_write.Reset();
@@ -398,6 +401,17 @@ Status Jail::Start(const ExecRequest& request) {
   AIRLOCK_ASSIGN_OR_RETURN(Stdio io, Launch(request, -1));
   started_ = true;
   started_stdio_ = std::move(io);
+  return OkStatus();
+}
+
+Status Jail::StartBridged(const ExecRequest& request) {
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return ErrnoError("socketpair");
+  UniqueFd ours(sv[0]), theirs(sv[1]);
+  AIRLOCK_ASSIGN_OR_RETURN(Stdio io, Launch(request, theirs.get(), /*bridged=*/true));
+  started_ = true;
+  started_stdio_ = std::move(io);
+  started_bridge_ = std::move(ours);
   return OkStatus();
 }
 

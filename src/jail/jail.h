@@ -100,8 +100,8 @@ struct ExecRequest {
 // What a program started ahead of its input (Jail::Start) is handed when it
 // resumes: the rest of a run.
 struct ResumeRequest {
-  // Written to the program's fd 3, each followed by a NUL byte, then EOF:
-  // the program's signal to go.
+  // Written to the program's fd 3 (fd 4 after StartBridged), each followed
+  // by a NUL byte, then EOF: the program's signal to go.
   std::vector<std::string> args;
   std::string stdin_data;
   std::vector<FileEntry> files;  // written to /work before the program is told to go
@@ -218,6 +218,15 @@ class Jail {
   // program's execve succeeded; an error leaves the jail alive but unstarted.
   Status Start(const ExecRequest& request);
 
+  // Start for a program that talks to its supervisor while it runs (code
+  // mode's bridge): its fd 3 is one end of a new socketpair and it waits
+  // for its input on fd 4. The jail keeps the other end until TakeBridge.
+  Status StartBridged(const ExecRequest& request);
+
+  // The supervisor's end of a started program's bridge (StartBridged), once;
+  // empty otherwise. The caller owns it from then on.
+  UniqueFd TakeBridge() { return std::move(started_bridge_); }
+
   // Hands the started program its input and supervises it like Exec, with
   // the wall clock starting now. Without a started program: kJailError.
   //
@@ -271,7 +280,8 @@ class Jail {
   static StatusOr<Stdio> MakeStdio(size_t stdin_bytes);
   // Start and StartInteractive: sends the program to init (with
   // `control_fd` as its fd 3 when >= 0) and waits until it runs.
-  StatusOr<Stdio> Launch(const ExecRequest& request, int control_fd);
+  // `bridged`: control_fd is a bridge and the program resumes on fd 4.
+  StatusOr<Stdio> Launch(const ExecRequest& request, int control_fd, bool bridged = false);
   // Sets every thread in the jail's cgroup to the calling thread's nice
   // value (a no-op when they have it already), listing the threads again
   // until a pass changes nothing (threads still being started).
@@ -289,6 +299,7 @@ class Jail {
   bool reaped_ = false;
   bool started_ = false;
   Stdio started_stdio_;  // the supervisor's ends while a program is started
+  UniqueFd started_bridge_;  // StartBridged: the supervisor's end until TakeBridge
   bool interactive_ = false;
   UniqueFd control_;     // the supervisor's end of an interactive program's fd 3
   bool program_exited_ = false;  // init reported the interactive program's end

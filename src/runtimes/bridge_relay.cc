@@ -44,6 +44,10 @@ StatusOr<std::unique_ptr<BridgeRelay>> BridgeRelay::Start(BridgeHandler& handler
   return relay;
 }
 
+std::unique_ptr<BridgeRelay> BridgeRelay::Adopt(BridgeHandler& handler, UniqueFd host_end) {
+  return std::unique_ptr<BridgeRelay>(new BridgeRelay(handler, std::move(host_end), UniqueFd()));
+}
+
 BridgeRelay::BridgeRelay(BridgeHandler& handler, UniqueFd host_end, UniqueFd jail_end)
     : handler_(handler),
       host_end_(std::move(host_end)),
@@ -88,7 +92,13 @@ void BridgeRelay::Finish() {
   // The program has exited (or been killed): end its direction so the reader
   // drains what is buffered and then sees EOF, even if a copy of the jail end
   // is still open somewhere.
-  shutdown(jail_end_.get(), SHUT_WR);
+  // An adopted bridge has no jail end here: stop reading on ours instead
+  // (what is buffered is still read first, then EOF).
+  if (jail_end_) {
+    shutdown(jail_end_.get(), SHUT_WR);
+  } else {
+    shutdown(host_end_.get(), SHUT_RD);
+  }
   if (reader_.joinable()) reader_.join();
   shutdown(host_end_.get(), SHUT_RDWR);  // unblocks a writer stuck on a full buffer
   outbox_->Close();

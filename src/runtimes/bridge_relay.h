@@ -36,11 +36,16 @@ class BridgeRelay {
  public:
   // `handler` must outlive the relay.
   static StatusOr<std::unique_ptr<BridgeRelay>> Start(BridgeHandler& handler);
+  // The same over a bridge made earlier: `host_end` is the supervisor's end
+  // of a socketpair whose other end a pre-started program already holds as
+  // its fd 3 (jail::Jail::StartBridged). jail_end() is then -1.
+  static std::unique_ptr<BridgeRelay> Adopt(BridgeHandler& handler, UniqueFd host_end);
   ~BridgeRelay();  // Finish()
   BridgeRelay(const BridgeRelay&) = delete;
   BridgeRelay& operator=(const BridgeRelay&) = delete;
 
-  // The program's end (not owned by the caller; stays open until Finish).
+  // The program's end (not owned by the caller; stays open until Finish);
+  // -1 for an adopted bridge.
   int jail_end() const { return jail_end_.get(); }
 
   // See above. Idempotent.

@@ -21,6 +21,11 @@ std::vector<LanguageSpec> CodeModeLanguages(const std::string& airlock_js_path) 
     js.version_argv = {airlock_js_path, "--version"};
     js.run_argv = {kJailAirlockJsPath, "--bridge-fd", "3", "--heap-mb", "{heap_mb}", "--deadline-ms", "{timeout_ms}",
                    "main.js"};
+    // Pre-started: the engine and its globals are up, the bridge is fd 3,
+    // and the hand-over on fd 4 brings the deadline; then main.js is read.
+    js.prestart_argv = {kJailAirlockJsPath, "--bridge-fd", "3", "--resume-fd", "4", "--heap-mb", "{heap_mb}",
+                        "main.js"};
+    js.prestart_takes_timeout = true;
     js.binds = {{airlock_js_path, false, kJailAirlockJsPath}};
     js.max_pids = 16;
     js.code_mode = true;
@@ -34,6 +39,10 @@ std::vector<LanguageSpec> CodeModeLanguages(const std::string& airlock_js_path) 
   python.source_file = "main.py";
   python.version_argv = {"/usr/bin/python3", "--version"};
   python.run_argv = {"/usr/bin/python3", "-I", "-c", std::string(PythonHarnessSource()), "main.py"};
+  // Pre-started: the harness has imported what it needs and waits for the
+  // hand-over (the program's arguments, then EOF) on fd 4.
+  python.prestart_argv = {"/usr/bin/python3", "-I", "-c", std::string(PythonHarnessSource()), "--resume-fd", "4",
+                          "main.py"};
   python.binds = {{"/etc/python3.11"}, {"/etc/python3"}};
   python.max_pids = 32;  // the harness's reader thread, asyncio's default executor
   python.code_mode = true;

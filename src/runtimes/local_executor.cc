@@ -258,9 +258,11 @@ void LocalExecutor::EnablePool(const JailPoolOptions& options, const std::vector
     const std::string tiered = spec.name + ":" + spec.isolation;
     const bool wanted = std::find(warm.begin(), warm.end(), tiered) != warm.end() ||
                         (spec.isolation == "native" && std::find(warm.begin(), warm.end(), spec.name) != warm.end());
-    if (spec.code_mode || !wanted) continue;
+    // "code:javascript" warms code mode's pre-started JavaScript engine.
+    const bool code_wanted = spec.code_mode && std::find(warm.begin(), warm.end(), "code:" + spec.name) != warm.end();
+    if (spec.code_mode ? !code_wanted : !wanted) continue;
     const jail::JailConfig config = JailConfigFor(spec, spec.default_memory_mb, limits_.workdir_bytes);
-    if (Prestarts(spec, nullptr)) {
+    if (spec.code_mode ? prestart && !spec.prestart_argv.empty() : Prestarts(spec, nullptr)) {
       pool_->Warm(ShapeKey(spec, config) + "/prestarted", PrestartMaker(spec, config));
       // A compiled language's compiler runs in a plain jail of the same shape.
       if (spec.compile) pool_->Warm(ShapeKey(spec, config), config);
@@ -280,7 +282,10 @@ void LocalExecutor::EnablePrecompiledHeaders(std::unique_ptr<PchCache> cache, co
 }
 
 bool LocalExecutor::Prestarts(const LanguageSpec& spec, const BridgeHandler* bridge) const {
-  return pool_ != nullptr && prestart_ && bridge == nullptr && !spec.prestart_argv.empty() && !spec.code_mode;
+  // A code-mode run (with its bridge) takes a pre-started engine whose
+  // bridge is already its fd 3 (Jail::StartBridged); any other run a plain
+  // pre-started interpreter.
+  return pool_ != nullptr && prestart_ && !spec.prestart_argv.empty() && spec.code_mode == (bridge != nullptr);
 }
 
 JailPool::Maker LocalExecutor::PrestartMaker(const LanguageSpec& spec, const jail::JailConfig& config) {
@@ -296,7 +301,7 @@ JailPool::Maker LocalExecutor::PrestartMaker(const LanguageSpec& spec, const jai
     start.limits.max_file_bytes = limits_.workdir_bytes;
     // RLIMIT_CPU can only be lowered at Resume: start above any run's.
     start.limits.cpu_ms = limits_.max_timeout_ms + 2000;
-    AIRLOCK_RETURN_IF_ERROR(j->Start(start));
+    AIRLOCK_RETURN_IF_ERROR(spec.code_mode ? j->StartBridged(start) : j->Start(start));
     return j;
   };
 }
@@ -450,7 +455,21 @@ RunResult LocalExecutor::RunInJail(const LanguageSpec& spec, const RunRequest& r
     resume.limits = run.limits;
     // WASM tier: the engine's own deadline fires first; the jail's is the backstop.
     if (spec.isolation == "wasm") resume.limits.wall_ms = timeout_ms + kCodeModeGraceMs;
+    std::unique_ptr<BridgeRelay> relay;
+    if (bridge != nullptr) {
+      // Code mode: the engine's bridge has been its fd 3 since it started;
+      // this run's relay takes the other end. The engine's deadline (the
+      // hand-over's) fires first, the jail's clock is the backstop.
+      UniqueFd host_end = (*jail)->TakeBridge();
+      if (!host_end) {
+        reaper_.Retire(std::move(*jail));
+        return InternalErrorResult(spec.name, "jail_setup_failed", "the pre-started program has no bridge");
+      }
+      relay = BridgeRelay::Adopt(*bridge, std::move(host_end));
+      resume.limits.wall_ms = timeout_ms + kCodeModeGraceMs;
+    }
     r = (*jail)->Resume(resume, &cancel);
+    if (relay) relay->Finish();
     ++prestarted_runs_;
   } else if (bridge != nullptr) {
     StatusOr<std::unique_ptr<BridgeRelay>> relay = BridgeRelay::Start(*bridge);

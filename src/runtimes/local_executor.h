@@ -69,11 +69,14 @@ class LocalExecutor : public CodeExecutor {
   // From now on runs take pre-created jails from a pool (jail_pool.h) when
   // one of their exact shape is ready, else create one as before. The
   // languages in `warm` are warmed at their default limits now: "python"
-  // its native tier, "python:wasm" its WASM tier.
+  // its native tier, "python:wasm" its WASM tier, "code:javascript" code
+  // mode's JavaScript engine.
   // With `prestart`, a pooled jail of a language that has prestart_argv
-  // (python, javascript, ruby, php) also holds its interpreter, started and
-  // waiting (Jail::Start); a run hands it the program (Jail::Resume) instead
-  // of starting the interpreter. Pool misses still run cold.
+  // (python, javascript, ruby, php; code mode's javascript and python) also
+  // holds its interpreter, started and waiting (Jail::Start; code mode's
+  // with its bridge already its fd 3, Jail::StartBridged); a run hands it
+  // the program (Jail::Resume, and the bridge to the run's BridgeRelay)
+  // instead of starting the interpreter. Pool misses still run cold.
   void EnablePool(const JailPoolOptions& options, const std::vector<std::string>& warm, bool prestart = true);
   // How many runs resumed a pre-started interpreter.
   uint64_t prestarted_runs() const { return prestarted_runs_.load(); }

@@ -71,7 +71,7 @@ struct Flags {
   bool enable_wasm = false;
   std::string script_path;
   std::vector<std::string> script_args;  // after the script: the global `scriptArgs`
-  // Pre-started (--resume-fd N, not with a bridge): the engine and its
+  // Pre-started (--resume-fd N; code mode's with its bridge): the engine and its
   // globals start up now; then fd N delivers "DEADLINE_MS\0ARG\0ARG\0..."
   // and EOF (airlock-init's hand-over), and only then is the script read,
   // scriptArgs defined (the hand-over's arguments after the command line's)
@@ -150,8 +150,8 @@ StatusOr<Flags> ParseFlags(int argc, char** argv) {
     }
   }
   if (f.script_path.empty()) return InvalidArgument("no script given");
-  if (f.resume_fd >= 0 && (f.resume_fd <= 2 || f.bridge_fd >= 0 || ::fcntl(f.resume_fd, F_GETFD) < 0)) {
-    return InvalidArgument("--resume-fd needs an open descriptor above 2, and no bridge");
+  if (f.resume_fd >= 0 && (f.resume_fd <= 2 || f.resume_fd == f.bridge_fd || ::fcntl(f.resume_fd, F_GETFD) < 0)) {
+    return InvalidArgument("--resume-fd needs an open descriptor above 2, other than the bridge's");
   }
   if (f.bridge_fd >= 0 && (f.bridge_fd <= 2 || ::fcntl(f.bridge_fd, F_GETFD) < 0)) {
     return InvalidArgument("--bridge-fd " + std::to_string(f.bridge_fd) + " is not an open descriptor above 2");

@@ -166,21 +166,24 @@ json Exec(ChannelMessage& msg, const FsSetup& fs) {
 // driven turn by turn over its own control channel (fd 3).
 struct Pending {
   StartedProgram started;
-  UniqueFd resume;  // write end of the program's fd 3; empty when interactive
+  UniqueFd resume;  // write end of the program's fd 3 (fd 4 when bridged); empty when interactive
   bool interactive = false;
   bool watched_out = false;  // its exit was reported (program_exited)
 };
 
 // "start": starts the program with fd 3 the read end of a pipe whose write
 // end init keeps until "resume"; with a fourth fd (interactive), fd 3 is
-// that channel instead and the program is never resumed, only turned.
+// that channel instead and the program is never resumed, only turned. With
+// a fourth fd and "bridged": true (a pre-started code-mode program), fd 3 is
+// that fd (its bridge) and the resume pipe is fd 4.
 json Start(ChannelMessage& msg, const FsSetup& fs, std::optional<Pending>* pending) {
   const json& m = msg.body;
   if (pending->has_value()) return {{"type", "start_failed"}, {"message", "a program is already started"}};
-  if (msg.fds.size() != 3 && msg.fds.size() != 4) {
-    return {{"type", "start_failed"}, {"message", "start needs stdin, stdout, stderr (and a control) fds"}};
+  const bool bridged = m.contains("bridged") && m["bridged"].is_boolean() && m["bridged"].get<bool>();
+  if (msg.fds.size() != (bridged ? 4u : 3u) && !(msg.fds.size() == 4 && !bridged)) {
+    return {{"type", "start_failed"}, {"message", "start needs stdin, stdout, stderr (and a control or bridge) fds"}};
   }
-  const bool interactive = msg.fds.size() == 4;
+  const bool interactive = msg.fds.size() == 4 && !bridged;
   ProgramSpec spec;
   if (std::string err = ParseProgram(m, fs, &spec); !err.empty()) {
     return {{"type", "start_failed"}, {"message", err}};
@@ -195,7 +198,12 @@ json Start(ChannelMessage& msg, const FsSetup& fs, std::optional<Pending>* pendi
   spec.stdin_fd = msg.fds[0].get();
   spec.stdout_fd = msg.fds[1].get();
   spec.stderr_fd = msg.fds[2].get();
-  spec.bridge_fd = interactive ? msg.fds[3].get() : resume_read.get();
+  if (bridged) {
+    spec.bridge_fd = msg.fds[3].get();
+    spec.resume_fd = resume_read.get();
+  } else {
+    spec.bridge_fd = interactive ? msg.fds[3].get() : resume_read.get();
+  }
   StartedProgram started = StartProgram(spec);
   msg.fds.clear();
   resume_read.Reset();

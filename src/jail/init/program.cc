@@ -58,13 +58,18 @@ void DropAllCapabilities() {
   int err_high = fcntl(err_fd, F_DUPFD_CLOEXEC, 20);
   int bridge_high = spec.bridge_fd >= 0 ? fcntl(spec.bridge_fd, F_DUPFD, 20) : -1;
   if (spec.bridge_fd >= 0 && bridge_high < 0) Fail(err_high, "dup bridge");
+  const bool with_resume = bridge_high >= 0 && spec.resume_fd >= 0;
+  int resume_high = with_resume ? fcntl(spec.resume_fd, F_DUPFD, 20) : -1;
+  if (with_resume && resume_high < 0) Fail(err_high, "dup resume");
   for (int i = 0; i < 3; ++i) {
     if (dup2(high[i], i) < 0) Fail(err_high, "dup2 stdio");
   }
-  // fd 3 is the bridge when there is one (inherited by exec); the error
-  // pipe sits above it and closes on exec.
-  const int err_target = bridge_high >= 0 ? 4 : 3;
+  // fd 3 is the bridge when there is one, fd 4 the resume pipe beside it
+  // (both inherited by exec); the error pipe sits above them and closes on
+  // exec.
+  const int err_target = bridge_high < 0 ? 3 : with_resume ? 5 : 4;
   if (bridge_high >= 0 && dup2(bridge_high, 3) < 0) Fail(err_high, "dup2 bridge");
+  if (with_resume && dup2(resume_high, 4) < 0) Fail(err_high, "dup2 resume");
   if (dup2(err_high, err_target) < 0) Fail(err_high, "dup2 error pipe");
   err_fd = err_target;
   fcntl(err_fd, F_SETFD, FD_CLOEXEC);

@@ -34,6 +34,7 @@ struct ProgramSpec {
   int stdout_fd = -1;
   int stderr_fd = -1;
   int bridge_fd = -1;  // becomes fd 3 of the program when >= 0
+  int resume_fd = -1;  // becomes fd 4 when >= 0 (with a bridge: a pre-started code-mode program)
 };
 
 struct ProgramExit {

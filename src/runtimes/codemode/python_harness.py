@@ -3,6 +3,8 @@
 Airlock runs it inside the jail as
 
     /usr/bin/python3 -I -c <this file's text> main.py [ARGS...]
+    /usr/bin/python3 -I -c <this file's text> --resume-fd 4 main.py
+        (pre-started: the arguments arrive on fd 4, see _take_hand_over)
 
 with fd 3 an open AF_UNIX stream socket: the bridge (src/runtimes/bridge.h;
 frames are a 4-byte big-endian length, then at most 2 MiB of UTF-8 JSON).
@@ -461,6 +463,24 @@ def _remember_source(source, filename):
         pass
 
 
+def _take_hand_over():
+    """Pre-started (`--resume-fd N main.py`): the harness is loaded; wait for
+    airlock-init's hand-over on fd N (the program's arguments, each
+    NUL-terminated, then EOF) and make sys.argv what the cold command has."""
+    if len(sys.argv) < 4 or sys.argv[1] != "--resume-fd":
+        return
+    fd = int(sys.argv[2])
+    raw = bytearray()
+    while True:
+        chunk = _os_read(fd, 65536)
+        if not chunk:
+            break
+        raw += chunk
+    os.close(fd)
+    args = [a.decode("utf-8", "surrogateescape") for a in bytes(raw).split(b"\0")[:-1]]
+    sys.argv = [sys.argv[0], sys.argv[3]] + args
+
+
 def _main():
     if len(sys.argv) < 2:
         sys.stderr.write("usage: python3 -I -c <airlock harness> main.py [ARGS...]\n")
@@ -474,6 +494,7 @@ def _main():
                          "on fd 3, which is not an open socket (run it through airlock's code mode)\n")
         return 2
     os.set_inheritable(_BRIDGE_FD, False)  # child processes do not get the bridge
+    _take_hand_over()
 
     path = sys.argv[1]
     filename = os.path.abspath(path)
