@@ -105,6 +105,7 @@ std::unique_ptr<jail::Jail> JailPool::Take(const std::string& key, Maker make) {
     } else {
       ++stats_.misses;
       ++shape.counts.misses;
+      shape.last_miss = shape.last_take;
       shape.target = std::min(options_.max_per_shape, shape.target + 1);
     }
   }
@@ -193,7 +194,9 @@ void JailPool::RefillLoop() {
       cv_.wait_for(lock, std::min<std::chrono::milliseconds>(options_.idle_after, std::chrono::seconds(5)));
       continue;
     }
-    if (runs_in_flight_ > 0 && options_.refill_defer.count() > 0) {
+    const bool urgent = shapes_.at(key).counts.misses > 0 &&
+                        Clock::now() - shapes_.at(key).last_miss < options_.refill_urgent_window;
+    if (runs_in_flight_ > 0 && options_.refill_defer.count() > 0 && !urgent) {
       if (!defer_until) defer_until = Clock::now() + options_.refill_defer;
       if (Clock::now() < *defer_until) {
         cv_.wait_until(lock, *defer_until, [this] { return stop_ || runs_in_flight_ == 0; });

@@ -25,7 +25,10 @@
 // which a lower CPU priority does not help with. So while a run is in flight
 // (an ActiveRun exists) the refill waits for it to end, at most
 // refill_defer per jail, then refills anyway (a pool under sustained load
-// still refills).
+// still refills). A shape that missed within the last refill_urgent_window
+// (demand is outrunning the pool, and the runs it could not serve went
+// cold, which costs them far more than a refill beside them) refills at
+// once.
 #ifndef AIRLOCK_RUNTIMES_JAIL_POOL_H_
 #define AIRLOCK_RUNTIMES_JAIL_POOL_H_
 
@@ -53,6 +56,8 @@ struct JailPoolOptions {
   std::chrono::milliseconds idle_after{60'000};
   // How long a refill waits for the runs in flight to end (0: never waits).
   std::chrono::milliseconds refill_defer{50};
+  // A shape with a miss this recent is not deferred (see "Quiet refills").
+  std::chrono::milliseconds refill_urgent_window{1000};
   // Memory limits (MiB), besides each language's default, whose jails the
   // executor pools (config pool.memory_mb); any other memory_mb runs cold.
   std::vector<uint64_t> extra_memory_mb;
@@ -122,6 +127,8 @@ class JailPool {
     std::deque<std::unique_ptr<jail::Jail>> ready;
     size_t target = 0;
     std::chrono::steady_clock::time_point last_take;
+    // The last Take that found nothing ready (demand outrunning the pool).
+    std::chrono::steady_clock::time_point last_miss;
     Stats::PerShape counts;  // ready and target filled in by stats()
   };
 
