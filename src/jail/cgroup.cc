@@ -133,6 +133,22 @@ pid_t OwnerOf(const std::string& name) {
   return static_cast<pid_t>(std::stol(digits));
 }
 
+// Thaws every frozen cgroup in the tree at `dir` (a session's jail is frozen
+// between calls; on v1 a frozen task takes its SIGKILL only once thawed).
+void ThawTree(const std::string& dir) {
+  if (::access((dir + "/freezer.state").c_str(), F_OK) == 0) (void)fs::WriteFile(dir + "/freezer.state", "THAWED");
+  if (::access((dir + "/cgroup.freeze").c_str(), F_OK) == 0) (void)fs::WriteFile(dir + "/cgroup.freeze", "0");
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return;
+  std::vector<std::string> children;
+  while (struct dirent* e = ::readdir(d)) {
+    std::string name = e->d_name;
+    if (e->d_type == DT_DIR && name != "." && name != "..") children.push_back(dir + "/" + name);
+  }
+  ::closedir(d);
+  for (const std::string& child : children) ThawTree(child);
+}
+
 // Removes the trees a supervisor that died without cleaning up left in
 // `dir` (named after its pid, which no longer exists), killing what is still
 // inside: leaked jails must not outlive their supervisor.
@@ -156,6 +172,7 @@ void SweepStale(const std::string& dir, bool v2) {
       pids.erase(::getpid());
       if (pids.empty() || Clock::now() >= deadline) break;
       for (pid_t pid : pids) ::kill(pid, SIGKILL);
+      ThawTree(path);  // a frozen session's processes die once thawed
       SleepBriefly();
     }
     (void)fs::RemoveTree(path, deadline);
@@ -264,6 +281,10 @@ Status CgroupManager::InitV1(const std::string& memory_dir, const std::string& p
   char instance[20];
   std::snprintf(instance, sizeof instance, "%zx", reinterpret_cast<uintptr_t>(this) & 0xffffffffu);
   const std::string name = "airlock-" + std::to_string(::getpid()) + "-" + instance;
+  // The freezer's stale trees first: a dead supervisor's frozen session
+  // takes its SIGKILL only once thawed, and the other hierarchies' trees
+  // can be removed only when its processes are gone.
+  if (!freezer_dir.empty()) SweepStale(freezer_dir, /*v2=*/false);
   // Returns the parent made under `dir` ("" if `dir` is empty or, for an
   // optional hierarchy, cannot be used).
   auto make = [&](const std::string& dir, bool required, std::string* parent) -> Status {
@@ -482,6 +503,23 @@ Status Cgroup::KillAll() {
     SleepBriefly();
   }
   return OkStatus();
+}
+
+Status Cgroup::SetFrozen(bool frozen) {
+  if (mode_ == CgroupMode::kV2) {
+    return fs::WriteFile(paths_.front() + "/cgroup.freeze", frozen ? "1" : "0");
+  }
+  if (!freezer_dir_.empty()) return fs::WriteFile(freezer_dir_ + "/freezer.state", frozen ? "FROZEN" : "THAWED");
+  return FailedPrecondition("no cgroup freezer on this host");
+}
+
+bool Cgroup::IsFrozen() const {
+  if (mode_ == CgroupMode::kV2) {
+    return fs::ReadKeyedValue(paths_.front() + "/cgroup.events", "frozen").value_or(0) == 1;
+  }
+  if (freezer_dir_.empty()) return false;
+  StatusOr<std::string> state = fs::ReadFile(freezer_dir_ + "/freezer.state");
+  return state.ok() && state->rfind("FROZEN", 0) == 0;
 }
 
 Cgroup::~Cgroup() {

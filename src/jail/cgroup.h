@@ -120,6 +120,14 @@ class Cgroup {
   // SIGKILLs every process inside (v2 cgroup.kill; v1 walk cgroup.procs).
   Status KillAll();
 
+  // Freezes (true) or thaws (false) every process inside: v2 cgroup.freeze,
+  // v1 freezer.state. Returns once the request is written; the kernel
+  // completes a freeze in the background (a frozen task never runs user
+  // code again until thawed). FailedPrecondition without a freezer.
+  Status SetFrozen(bool frozen);
+  // Whether the kernel reports every task frozen now.
+  bool IsFrozen() const;
+
   const std::vector<std::string>& paths() const { return paths_; }
 
  private:

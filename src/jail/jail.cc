@@ -265,6 +265,9 @@ void Jail::Kill() {
     }
     // PID 1 dying takes the whole PID namespace with it; the wait returns
     // once every process of the jail is gone. The cgroup sweep is a backstop.
+    // A frozen task takes its SIGKILL only once thawed (cgroup v1).
+    if (frozen_ && cgroup_) (void)cgroup_->SetFrozen(false);
+    frozen_ = false;
     while (waitpid(init_pid_, nullptr, __WALL) < 0 && errno == EINTR) {}
     if (cgroup_) (void)cgroup_->KillAll();
     reaped_ = true;
@@ -274,6 +277,15 @@ void Jail::Kill() {
   channel_.Reset();
   control_.Reset();
   started_bridge_.Reset();
+}
+
+Status Jail::SetFrozen(bool frozen) {
+  if (frozen == frozen_) return OkStatus();
+  if (!alive_) return FailedPrecondition("the jail is no longer alive");
+  if (!cgroup_) return FailedPrecondition("the jail has no cgroup to freeze");
+  AIRLOCK_RETURN_IF_ERROR(cgroup_->SetFrozen(frozen));
+  frozen_ = frozen;
+  return OkStatus();
 }
 
 StatusOr<Jail::Stdio> Jail::MakeStdio(size_t stdin_bytes) {

@@ -250,6 +250,13 @@ class Jail {
   // request.output_globs are collected. One turn at a time per jail.
   TurnResult Turn(const TurnRequest& request, CancelToken* cancel);
 
+  // Freezes (true) or thaws (false) every process of the jail, init
+  // included (cgroup freezer): between a session's turns nothing in it may
+  // compute. Turn thaws first by itself; Kill works on a frozen jail.
+  // FailedPrecondition without a cgroup freezer.
+  Status SetFrozen(bool frozen);
+  bool frozen() const { return frozen_; }
+
   // Whether an interactive program is running (StartInteractive).
   bool interactive() const { return interactive_; }
 
@@ -303,6 +310,7 @@ class Jail {
   bool interactive_ = false;
   UniqueFd control_;     // the supervisor's end of an interactive program's fd 3
   bool program_exited_ = false;  // init reported the interactive program's end
+  bool frozen_ = false;          // SetFrozen(true) and not thawed since
   // Sends one message to init and waits (bounded) for its reply.
   StatusOr<nlohmann::json> Ask(const nlohmann::json& message);
 };

@@ -116,6 +116,12 @@ TurnResult Jail::Turn(const TurnRequest& request, CancelToken* cancel) {
     result.error = "a turn needs an end marker";
     return out;
   }
+  // Frozen between turns (a session): init and the program run again now.
+  if (Status st = SetFrozen(false); !st.ok()) {
+    result.error = "thawing the jail: " + st.message();
+    Kill();
+    return out;
+  }
   if (Status st = MatchCallerPriority(); !st.ok()) {
     result.error = st.message();
     Kill();

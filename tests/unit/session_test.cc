@@ -209,6 +209,39 @@ TEST_F(SessionTest, BackgroundProcessesDieWhenTheCallEnds) {
   EXPECT_TRUE(executor_->CloseSession(id).ok());
 }
 
+// Frozen while idle (sandbox_session.h): a thread a cell started ticks
+// while a cell runs, and not at all between calls.
+TEST_F(SessionTest, ABackgroundThreadMakesNoProgressWhileIdle) {
+  const std::string id = Open("python");
+  RunResult start = Cell(id,
+                         "import threading, time\n"
+                         "ticks = 0\n"
+                         "def _tick():\n"
+                         "    global ticks\n"
+                         "    while True:\n"
+                         "        ticks += 1\n"
+                         "        time.sleep(0.005)\n"
+                         "threading.Thread(target=_tick, daemon=True).start()\n"
+                         "time.sleep(0.2)\n"
+                         "print(ticks)");
+  ASSERT_EQ(start.status, RunStatus::kOk) << start.message << start.stderr_text;
+  EXPECT_GE(std::stoi(start.stdout_text), 10) << "the thread must tick while a cell runs";
+  RunResult before = Cell(id, "print(ticks)");
+  ASSERT_EQ(before.status, RunStatus::kOk) << before.message;
+  // Idle for 1 s: unfrozen, the thread would tick about 200 times.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  RunResult after = Cell(id, "print(ticks)");
+  ASSERT_EQ(after.status, RunStatus::kOk) << after.message;
+  const int idle_ticks = std::stoi(after.stdout_text) - std::stoi(before.stdout_text);
+  EXPECT_LT(idle_ticks, 20) << "the thread ran while the session was idle";
+  EXPECT_GE(idle_ticks, 0);
+  // Thawed for a call, it runs again.
+  RunResult busy = Cell(id, "t0 = ticks\ntime.sleep(0.2)\nprint(ticks - t0)");
+  ASSERT_EQ(busy.status, RunStatus::kOk) << busy.message;
+  EXPECT_GE(std::stoi(busy.stdout_text), 10);
+  EXPECT_TRUE(executor_->CloseSession(id).ok());
+}
+
 TEST_F(SessionTest, ExitingTheInterpreterLosesTheSession) {
   const std::string id = Open("bash");
   RunResult r = Cell(id, "echo bye; exit 3");
