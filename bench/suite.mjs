@@ -318,6 +318,72 @@ async function connectHttp(url) {
   return client;
 }
 
+// Raw JSON-RPC clients (no SDK), to tell the server's HTTP cost from the
+// SDK client's: one keep-alive HTTP connection, and a stdio server of its
+// own spoken to line by line. Both return { call(body) -> ms }.
+async function rawHttpClient(url) {
+  const { default: httpMod } = await import('node:http');
+  const u = new URL(url);
+  const agent = new httpMod.Agent({ keepAlive: true, maxSockets: 1 });
+  let sid = null;
+  const post = (body) => new Promise((resolve, reject) => {
+    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    if (sid) Object.assign(headers, { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' });
+    const req = httpMod.request({ host: u.hostname, port: u.port, path: u.pathname, method: 'POST', agent, headers }, (res) => {
+      let data = '';
+      res.on('data', (d) => { data += d; });
+      res.on('end', () => resolve({ headers: res.headers, data }));
+    });
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
+  const init = await post({ jsonrpc: '2.0', id: 0, method: 'initialize',
+                            params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } } });
+  sid = init.headers['mcp-session-id'];
+  await post({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  let id = 1;
+  return {
+    async call(params) {
+      const t0 = performance.now();
+      const r = await post({ jsonrpc: '2.0', id: id++, method: 'tools/call', params });
+      const t = performance.now() - t0;
+      return /"status":"ok"/.test(r.data) ? { t } : { error: `raw http: ${r.data.slice(0, 300)}` };
+    },
+    close() { agent.destroy(); },
+  };
+}
+async function rawStdioClient(stateDir) {
+  const proc = spawn(AIRLOCK_BIN, serveArgs(stateDir), { stdio: ['pipe', 'pipe', 'ignore'] });
+  servers.push(proc.pid);
+  let buf = '';
+  const waiting = new Map();
+  proc.stdout.on('data', (d) => {
+    buf += d;
+    for (let nl; (nl = buf.indexOf('\n')) >= 0;) {
+      const line = buf.slice(0, nl);
+      buf = buf.slice(nl + 1);
+      try { const m = JSON.parse(line); waiting.get(m.id)?.(line); waiting.delete(m.id); } catch { /* not ours */ }
+    }
+  });
+  let id = 0;
+  const send = (method, params) => new Promise((resolve) => {
+    const myId = id++;
+    waiting.set(myId, resolve);
+    proc.stdin.write(JSON.stringify({ jsonrpc: '2.0', id: myId, method, params }) + '\n');
+  });
+  await send('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } });
+  proc.stdin.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) + '\n');
+  return {
+    async call(params) {
+      const t0 = performance.now();
+      const line = await send('tools/call', params);
+      const t = performance.now() - t0;
+      return /"status":"ok"/.test(line) ? { t } : { error: `raw stdio: ${line.slice(0, 300)}` };
+    },
+    close() { proc.stdin.end(); },
+  };
+}
+
 async function runCode(client, language, isolation, code) {
   const t0 = performance.now();
   const r = await client.callTool({ name: 'run_code', arguments: { language, code, isolation } },
@@ -659,6 +725,10 @@ try {
   // Warm: only with a pool; a gap before each sample lets it refill.
   const W = {};
   const tWarm = performance.now();
+  // Raw JSON-RPC clients beside the SDK ones for python/native (HTTP only).
+  const raw = pool && httpClient && rows.some((r) => r.id === 'python/native')
+    ? { http: await rawHttpClient(http.url), stdio: await rawStdioClient(path.join(tmp, 'state-raw-stdio')) } : null;
+  if (raw) await sleep(1500);  // the raw stdio server warms its pool
   if (pool) {
     for (let i = 0; i < opts.runs; i++) {
       for (const row of rows) {
@@ -674,9 +744,17 @@ try {
           const h = await runCode(httpClient, row.lang, row.tier, sourceFor(row));
           if (h.error) errors.push(`warm http ${row.id}: ${h.error}`); else (W[`http:${row.id}`] ??= []).push(h.t);
         }
+        if (raw && row.id === 'python/native') {
+          for (const via of ['stdio', 'http']) {
+            await sleep(opts.warmGapMs);
+            const x = await raw[via].call({ name: 'run_code', arguments: { language: 'python', code: sourceFor(row) } });
+            if (x.error) errors.push(`warm raw ${via}: ${x.error}`); else (W[`raw-${via}:${row.id}`] ??= []).push(x.t);
+          }
+        }
       }
     }
   }
+  if (raw) { raw.http.close(); raw.stdio.close(); }
   const warmSeconds = (performance.now() - tWarm) / 1000;
 
   // Throughput: fixed total of python print(1) runs per cell.
@@ -1002,6 +1080,10 @@ try {
   T_({ target: '7. HTTP/stdio, python hello, warm p50 (each after the same idle gap)', figure: warmP('http:python/native', p50),
        unit: 'ms', base: warmP('python/native', p50), baseLabel: 'stdio warm p50', kind: 'ratio≤', goal: 1.1,
        note: !httpClient ? 'no HTTP server (--no-http)' : missing('python/native') });
+  T_({ target: '7. HTTP/stdio, python hello, warm p50, raw JSON-RPC clients (the server alone, no SDK)',
+       figure: warmP('raw-http:python/native', p50), unit: 'ms', base: warmP('raw-stdio:python/native', p50),
+       baseLabel: 'raw stdio warm p50 (a server of its own)', kind: 'ratio≤', goal: 1.1,
+       note: !httpClient ? 'no HTTP server (--no-http)' : missing('python/native') ?? noWarm });
   T_({ target: '7. HTTP/stdio, python hello p50 (latency section, back to back)', figure: lat('python/native', 'http'),
        unit: 'ms', base: lat('python/native', 'stdio'), baseLabel: 'stdio p50', kind: 'info',
        note: !httpClient ? 'no HTTP server (--no-http)' : missing('python/native') });
