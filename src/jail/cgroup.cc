@@ -97,20 +97,25 @@ Status KillListed(const std::vector<std::string>& procs_files, const Freezer* fr
   return status;
 }
 
-// Every process listed in `dir`'s cgroup.procs and those of its descendants.
-void ListTree(const std::string& dir, std::set<pid_t>* pids) {
-  if (StatusOr<std::vector<pid_t>> listed = fs::ReadPids(dir + "/cgroup.procs"); listed.ok()) {
-    pids->insert(listed->begin(), listed->end());
-  }
-  DIR* d = ::opendir(dir.c_str());
-  if (d == nullptr) return;
+// The child cgroups (subdirectories) of `dir`, as paths.
+std::vector<std::string> ChildDirs(const std::string& dir) {
   std::vector<std::string> children;
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return children;
   while (struct dirent* e = ::readdir(d)) {
     std::string name = e->d_name;
     if (e->d_type == DT_DIR && name != "." && name != "..") children.push_back(dir + "/" + name);
   }
   ::closedir(d);
-  for (const std::string& child : children) ListTree(child, pids);
+  return children;
+}
+
+// Every process listed in `dir`'s cgroup.procs and those of its descendants.
+void ListTree(const std::string& dir, std::set<pid_t>* pids) {
+  if (StatusOr<std::vector<pid_t>> listed = fs::ReadPids(dir + "/cgroup.procs"); listed.ok()) {
+    pids->insert(listed->begin(), listed->end());
+  }
+  for (const std::string& child : ChildDirs(dir)) ListTree(child, pids);
 }
 
 // The pid in "airlock-<pid>", "airlock-<pid>-supervisor" or
@@ -138,15 +143,7 @@ pid_t OwnerOf(const std::string& name) {
 void ThawTree(const std::string& dir) {
   if (::access((dir + "/freezer.state").c_str(), F_OK) == 0) (void)fs::WriteFile(dir + "/freezer.state", "THAWED");
   if (::access((dir + "/cgroup.freeze").c_str(), F_OK) == 0) (void)fs::WriteFile(dir + "/cgroup.freeze", "0");
-  DIR* d = ::opendir(dir.c_str());
-  if (d == nullptr) return;
-  std::vector<std::string> children;
-  while (struct dirent* e = ::readdir(d)) {
-    std::string name = e->d_name;
-    if (e->d_type == DT_DIR && name != "." && name != "..") children.push_back(dir + "/" + name);
-  }
-  ::closedir(d);
-  for (const std::string& child : children) ThawTree(child);
+  for (const std::string& child : ChildDirs(dir)) ThawTree(child);
 }
 
 // Removes the trees a supervisor that died without cleaning up left in
