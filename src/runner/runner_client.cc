@@ -611,6 +611,8 @@ RunResult RunnerClient::Run(const runtimes::RunRequest& request, const runtimes:
     }
   }
   Unregister(*p);
+  // The runner sends no "done" frame (runner_loop.h): its result is the end.
+  if (reply && !cancel_sent) report(RunPhase::kDone);
 
   std::optional<RunResult> result;
   if (reply) {

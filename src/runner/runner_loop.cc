@@ -147,6 +147,9 @@ void RunnerLoop::StartRun(uint64_t id, const Json& message) {
   auto cancel = std::make_shared<CancelToken>();
   const bool started = StartTask(id, cancel, [this, id, cancel, req = std::move(request).value()] {
     runtimes::ProgressFn progress = [this, id](runtimes::RunPhase phase) {
+      // The result frame right after says "done"; a frame of its own would
+      // only wake the server twice more (RunnerClient reports it).
+      if (phase == runtimes::RunPhase::kDone) return;
       Send({{"type", "progress"}, {"id", id}, {"phase", runtimes::RunPhaseName(phase)}});
     };
     RunResult result;

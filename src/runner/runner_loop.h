@@ -21,7 +21,9 @@
 //     {"type":"hello","pid":P,"version":"0.1.0"}        (first frame, once)
 //     {"type":"fatal","message":"..."}  (instead of hello: this host cannot run
 //                                        code, and why; the runner then exits)
-//     {"type":"progress","id":N,"phase":"compiling"}
+//     {"type":"progress","id":N,"phase":"compiling"}   (queued, starting,
+//                                        compiling, running; never "done":
+//                                        the result frame is the end)
 //     {"type":"result","id":N,"result":{RunResult}}
 //     {"type":"languages","id":N,"languages":[{LanguageInfo}...]}
 //     {"type":"pong","id":N}
