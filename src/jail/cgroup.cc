@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <functional>
 #include <set>
 #include <thread>
 
@@ -50,23 +49,16 @@ std::string ControlLine(const std::vector<std::string>& controllers, char sign) 
 
 void SleepBriefly() { std::this_thread::sleep_for(std::chrono::milliseconds(1)); }
 
-// How to freeze a cgroup (v1 freezer.state or v2 cgroup.freeze).
-struct Freezer {
-  std::string file;
-  const char* freeze;
-  const char* thaw;
-  std::function<bool()> is_frozen;
-};
-
 // SIGKILLs every process listed in any of `procs_files` until none is left
-// or `deadline` passes. Freezing first stops forks racing with the kill;
-// frozen v1 tasks die once thawed, so thaw right after the first round.
-Status KillListed(const std::vector<std::string>& procs_files, const Freezer* freezer, fs::Deadline deadline) {
+// or `deadline` passes. Freezing `cgroup` first (when it has a freezer and
+// is not null) stops forks racing with the kill; frozen v1 tasks die once
+// thawed, so thaw right after the first round.
+Status KillListed(const std::vector<std::string>& procs_files, Cgroup* cgroup, fs::Deadline deadline) {
   bool frozen = false;
-  if (freezer != nullptr && fs::WriteFile(freezer->file, freezer->freeze).ok()) {
+  if (cgroup != nullptr && cgroup->SetFrozen(true).ok()) {
     frozen = true;
     const fs::Deadline until = std::min(deadline, Clock::now() + kFreezeTimeout);
-    while (!freezer->is_frozen() && Clock::now() < until) SleepBriefly();
+    while (!cgroup->IsFrozen() && Clock::now() < until) SleepBriefly();
   }
   Status status;
   for (;;) {
@@ -84,7 +76,7 @@ Status KillListed(const std::vector<std::string>& procs_files, const Freezer* fr
     if (pids.empty()) break;
     for (pid_t pid : pids) ::kill(pid, SIGKILL);
     if (frozen) {
-      (void)fs::WriteFile(freezer->file, freezer->thaw);
+      (void)cgroup->SetFrozen(false);
       frozen = false;
     }
     if (Clock::now() >= deadline) {
@@ -93,7 +85,7 @@ Status KillListed(const std::vector<std::string>& procs_files, const Freezer* fr
     }
     SleepBriefly();
   }
-  if (frozen) (void)fs::WriteFile(freezer->file, freezer->thaw);
+  if (frozen) (void)cgroup->SetFrozen(false);
   return status;
 }
 
@@ -479,21 +471,13 @@ Status Cgroup::KillAll() {
     const std::string& dir = paths_.front();
     const int err = fs::WriteFileErrno(dir + "/cgroup.kill", "1");
     if (err == ENOENT) {  // before Linux 5.14: freeze, kill each, thaw
-      Freezer freezer{dir + "/cgroup.freeze", "1", "0",
-                      [&] { return fs::ReadKeyedValue(dir + "/cgroup.events", "frozen").value_or(0) == 1; }};
-      AIRLOCK_RETURN_IF_ERROR(KillListed(procs_files, &freezer, deadline));
+      AIRLOCK_RETURN_IF_ERROR(KillListed(procs_files, this, deadline));
     } else if (err != 0) {
       return ErrnoError("write '1' to " + dir + "/cgroup.kill", err);
     }
-  } else if (!freezer_dir_.empty()) {
-    const std::string state = freezer_dir_ + "/freezer.state";
-    Freezer freezer{state, "FROZEN", "THAWED", [&] {
-                      StatusOr<std::string> s = fs::ReadFile(state);
-                      return s.ok() && s->rfind("FROZEN", 0) == 0;
-                    }};
-    AIRLOCK_RETURN_IF_ERROR(KillListed(procs_files, &freezer, deadline));
   } else {
-    AIRLOCK_RETURN_IF_ERROR(KillListed(procs_files, nullptr, deadline));
+    // v1: frozen first where the freezer hierarchy is mounted (SetFrozen).
+    AIRLOCK_RETURN_IF_ERROR(KillListed(procs_files, this, deadline));
   }
   while (!IsEmpty()) {
     if (Clock::now() >= deadline) return DeadlineExceeded("cgroup " + paths_.front() + " still not empty after SIGKILL");

@@ -255,7 +255,6 @@ class Jail {
   // compute. Turn thaws first by itself; Kill works on a frozen jail.
   // FailedPrecondition without a cgroup freezer.
   Status SetFrozen(bool frozen);
-  bool frozen() const { return frozen_; }
 
   // Whether an interactive program is running (StartInteractive).
   bool interactive() const { return interactive_; }

@@ -262,7 +262,7 @@ void LocalExecutor::EnablePool(const JailPoolOptions& options, const std::vector
     const bool code_wanted = spec.code_mode && std::find(warm.begin(), warm.end(), "code:" + spec.name) != warm.end();
     if (spec.code_mode ? !code_wanted : !wanted) continue;
     const jail::JailConfig config = JailConfigFor(spec, spec.default_memory_mb, limits_.workdir_bytes);
-    if (spec.code_mode ? prestart && !spec.prestart_argv.empty() : Prestarts(spec, nullptr)) {
+    if (Prestarts(spec)) {
       pool_->Warm(ShapeKey(spec, config) + "/prestarted", PrestartMaker(spec, config));
       // A compiled language's compiler runs in a plain jail of the same shape.
       if (spec.compile) pool_->Warm(ShapeKey(spec, config), config);
@@ -281,11 +281,11 @@ void LocalExecutor::EnablePrecompiledHeaders(std::unique_ptr<PchCache> cache, co
   }
 }
 
-bool LocalExecutor::Prestarts(const LanguageSpec& spec, const BridgeHandler* bridge) const {
-  // A code-mode run (with its bridge) takes a pre-started engine whose
-  // bridge is already its fd 3 (Jail::StartBridged); any other run a plain
-  // pre-started interpreter.
-  return pool_ != nullptr && prestart_ && !spec.prestart_argv.empty() && spec.code_mode == (bridge != nullptr);
+bool LocalExecutor::Prestarts(const LanguageSpec& spec) const {
+  // A code-mode spec's pre-started engine has its bridge already as fd 3
+  // (Jail::StartBridged, PrestartMaker); any other a plain pre-started
+  // interpreter.
+  return pool_ != nullptr && prestart_ && !spec.prestart_argv.empty();
 }
 
 JailPool::Maker LocalExecutor::PrestartMaker(const LanguageSpec& spec, const jail::JailConfig& config) {
@@ -333,7 +333,7 @@ RunResult LocalExecutor::RunInJail(const LanguageSpec& spec, const RunRequest& r
                            std::find(pooled_memory_mb_.begin(), pooled_memory_mb_.end(), memory_mb) !=
                                pooled_memory_mb_.end());
   std::unique_ptr<jail::Jail> pooled;
-  if (poolable && Prestarts(spec, bridge)) {
+  if (poolable && Prestarts(spec)) {
     pooled = pool_->Take(ShapeKey(spec, config) + "/prestarted", PrestartMaker(spec, config));
   } else if (poolable) {
     pooled = pool_->Take(ShapeKey(spec, config), config);

@@ -101,8 +101,9 @@ class LocalExecutor : public CodeExecutor {
  private:
   LocalExecutor() = default;
   static std::pair<bool, bool> PolicyKey(const jail::SeccompOptions& o);
-  // Whether runs of `spec` with `bridge` take pre-started interpreters.
-  bool Prestarts(const LanguageSpec& spec, const BridgeHandler* bridge) const;
+  // Whether pooled runs of `spec` take pre-started interpreters (code
+  // mode: engines started with their bridge).
+  bool Prestarts(const LanguageSpec& spec) const;
   // The pool's maker for a jail of `config` whose interpreter is started.
   JailPool::Maker PrestartMaker(const LanguageSpec& spec, const jail::JailConfig& config);
   // `pooled` if there is one (a pool hit), else a jail made now.

@@ -18,11 +18,10 @@
 // Between calls the session's jail is frozen (cgroup freezer: the
 // interpreter, anything a cell left running, init): nothing in it computes
 // while idle, and the next call's Turn thaws it. A host without a freezer
-// runs sessions unfrozen (frozen_idles() stays 0).
+// runs sessions unfrozen.
 #ifndef AIRLOCK_RUNTIMES_SANDBOX_SESSION_H_
 #define AIRLOCK_RUNTIMES_SANDBOX_SESSION_H_
 
-#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -63,8 +62,6 @@ class SandboxSession {
 
   const LanguageSpec& spec() const { return spec_; }
   uint64_t memory_mb() const { return memory_mb_; }
-  // How many times the session was frozen after a call.
-  uint64_t frozen_idles() const { return frozen_idles_.load(); }
 
  private:
   SandboxSession(const LanguageSpec& spec, uint64_t memory_mb) : spec_(spec), memory_mb_(memory_mb) {}
@@ -78,7 +75,6 @@ class SandboxSession {
   std::string lost_reason_;  // non-empty once lost
   std::mutex running_mu_;           // guards running_ (never held with mu_ waiting)
   CancelToken* running_ = nullptr;  // the cell in flight, if any
-  std::atomic<uint64_t> frozen_idles_{0};
 };
 
 }  // namespace airlock::runtimes

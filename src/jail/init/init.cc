@@ -180,7 +180,8 @@ json Start(ChannelMessage& msg, const FsSetup& fs, std::optional<Pending>* pendi
   const json& m = msg.body;
   if (pending->has_value()) return {{"type", "start_failed"}, {"message", "a program is already started"}};
   const bool bridged = m.contains("bridged") && m["bridged"].is_boolean() && m["bridged"].get<bool>();
-  if (msg.fds.size() != (bridged ? 4u : 3u) && !(msg.fds.size() == 4 && !bridged)) {
+  const bool fds_ok = bridged ? msg.fds.size() == 4 : (msg.fds.size() == 3 || msg.fds.size() == 4);
+  if (!fds_ok) {
     return {{"type", "start_failed"}, {"message", "start needs stdin, stdout, stderr (and a control or bridge) fds"}};
   }
   const bool interactive = msg.fds.size() == 4 && !bridged;
@@ -198,12 +199,10 @@ json Start(ChannelMessage& msg, const FsSetup& fs, std::optional<Pending>* pendi
   spec.stdin_fd = msg.fds[0].get();
   spec.stdout_fd = msg.fds[1].get();
   spec.stderr_fd = msg.fds[2].get();
-  if (bridged) {
-    spec.bridge_fd = msg.fds[3].get();
-    spec.resume_fd = resume_read.get();
-  } else {
-    spec.bridge_fd = interactive ? msg.fds[3].get() : resume_read.get();
-  }
+  // fd 3: the control channel or the bridge when one was sent, else the
+  // resume pipe; a bridged program's resume pipe is fd 4.
+  spec.bridge_fd = msg.fds.size() == 4 ? msg.fds[3].get() : resume_read.get();
+  if (bridged) spec.resume_fd = resume_read.get();
   StartedProgram started = StartProgram(spec);
   msg.fds.clear();
   resume_read.Reset();
