@@ -1021,5 +1021,40 @@ TEST(BridgeRelayTest, AProgramThatNeverReadsCannotBlockTheHandler) {
   EXPECT_LT(MsSince(start), 5000);
 }
 
+TEST(BridgeRelayTest, RepliesArriveWholeAndInOrderWhenSomeAreSentAtOnceAndSomeQueued) {
+  // Replies go out with a non-blocking send while the socket takes them and
+  // through the writer thread once it is full (a partly sent reply's tail
+  // first). A program that reads slowly while replies keep coming still
+  // gets every reply, whole, in the order they were made: a reply never
+  // overtakes queued bytes.
+  struct Mixed : runtimes::BridgeHandler {
+    void OnFrame(std::string, ReplyFn reply) override {
+      for (int i = 0; i < 200; ++i) {
+        const size_t size = (i % 3 == 0) ? (100u << 10) : 10u;  // large ones fill the socket
+        reply("[" + std::to_string(i) + ",\"" + std::string(size, static_cast<char>('a' + i % 26)) + "\"]");
+        if (i % 7 == 0) std::this_thread::sleep_for(std::chrono::microseconds(300));
+      }
+      done = true;
+    }
+    std::atomic<bool> done{false};
+  } handler;
+  auto relay = runtimes::BridgeRelay::Start(handler);
+  ASSERT_TRUE(relay.ok());
+  const int fd = (*relay)->jail_end();
+  ASSERT_TRUE(WriteFrame(fd, "{}").ok());
+  for (int i = 0; i < 200; ++i) {
+    if (i % 5 == 0) std::this_thread::sleep_for(std::chrono::microseconds(500));  // a slow reader
+    StatusOr<std::string> frame = ReadFrame(fd, runtimes::kBridgeMaxFrameBytes);
+    ASSERT_TRUE(frame.ok()) << i << ": " << frame.status().message();
+    Json reply = Json::parse(*frame, nullptr, /*allow_exceptions=*/false);
+    ASSERT_TRUE(reply.is_array()) << "reply " << i << " is torn";
+    ASSERT_EQ(reply[0].get<int>(), i);
+    const size_t size = (i % 3 == 0) ? (100u << 10) : 10u;
+    ASSERT_EQ(reply[1].get<std::string>(), std::string(size, static_cast<char>('a' + i % 26)));
+  }
+  EXPECT_TRUE(handler.done.load());
+  (*relay)->Finish();
+}
+
 }  // namespace
 }  // namespace airlock::runner
