@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "base/self_exe.h"
+#include "runtimes/wasm_setjmp_kit.h"
 
 namespace airlock::cli {
 namespace {
@@ -55,9 +56,15 @@ StatusOr<LocalRuntime> MakeLocalRuntime(const config::Config& config, bool allow
   for (runtimes::LanguageSpec spec : runtimes::CodeModeLanguages(SiblingBinary("airlock-js"))) {
     languages.push_back(std::move(spec));
   }
+  // setjmp/longjmp for the WASM tier's C and C++ (wasm_setjmp_kit.h). Without
+  // the kit they still compile and run; a program that uses setjmp.h does not.
+  const std::string setjmp_kit = config.BuildCacheDir() + "-wasm-setjmp";
+  const Status kit = runtimes::WriteWasmSetjmpKit(setjmp_kit);
+  if (!kit.ok()) std::cerr << "airlock runner: warning: no setjmp/longjmp in the WASM tier: " << kit.message() << "\n";
   for (runtimes::LanguageSpec spec : runtimes::WasmTierLanguages(SiblingBinary("airlock-js"), runtimes::DefaultWasmCacheDir())) {
     const auto& enabled = config.languages.enabled;
     if (!enabled.empty() && std::find(enabled.begin(), enabled.end(), spec.name) == enabled.end()) continue;
+    if (kit.ok()) runtimes::AddWasmSetjmp(spec, setjmp_kit);
     spec.default_timeout_ms = std::min(l.default_timeout_ms, l.max_timeout_ms);
     spec.default_memory_mb = std::min(std::max(spec.default_memory_mb, l.default_memory_mb), l.max_memory_mb);
     languages.push_back(std::move(spec));

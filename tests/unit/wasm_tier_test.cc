@@ -257,6 +257,61 @@ int main(void) { return f(0); })").result();
   EXPECT_NE(deep["stderr"].get<std::string>().find("wasm trap"), std::string::npos) << deep;
 }
 
+TEST_F(WasmTierCTest, SetjmpAndLongjmpWorkInCAndCpp) {
+  // wasi-libc has no setjmp: airlock's kit (runtimes/wasm_setjmp_kit.h)
+  // lowers it to WebAssembly exceptions. A jump out of three nested calls,
+  // longjmp(env, 0) arriving as 1, more setjmps in one function than the
+  // compiler's first table holds, a jump between two live buffers, and a
+  // jump to a frame that has returned (undefined in C) ending as a trap.
+  nlohmann::json c = Run("c", R"(#include <setjmp.h>
+#include <stdio.h>
+static jmp_buf top;
+static int depth3(int n) { if (n == 3) longjmp(top, 42); return n; }
+static int depth2(int n) { return depth3(n + 1) + 1; }
+static int depth1(int n) { return depth2(n + 1) + 1; }
+static jmp_buf zero;
+int main(void) {
+  volatile int rounds = 0;
+  int v = setjmp(top);
+  rounds++;
+  if (v == 0) { depth1(1); puts("not reached"); return 1; }
+  printf("jumped %d after %d rounds\n", v, rounds);
+  if (!(v = setjmp(zero))) longjmp(zero, 0);
+  printf("zero arrives as %d\n", v);
+  jmp_buf many[9]; volatile int sum = 0;
+  for (int i = 0; i < 9; ++i) { int w = setjmp(many[i]); if (w == 0) longjmp(many[i], i + 1); sum += w; }
+  printf("sum %d\n", sum);
+  return 0;
+})").result();
+  ASSERT_TRUE(c.is_object());
+  EXPECT_EQ(c["status"], "ok") << c;
+  EXPECT_EQ(c["stdout"], "jumped 42 after 2 rounds\nzero arrives as 1\nsum 45\n") << c;
+
+  nlohmann::json cpp = Run("cpp", R"(#include <csetjmp>
+#include <cstdio>
+#include <string>
+static std::jmp_buf env;
+static void deep(int n) { if (n == 0) std::longjmp(env, 5); deep(n - 1); }
+int main() {
+  std::string s = "kept";
+  if (int v = setjmp(env); v != 0) { std::printf("%s %d\n", s.c_str(), v); return 0; }
+  deep(10);
+  return 1;
+})").result();
+  ASSERT_TRUE(cpp.is_object());
+  EXPECT_EQ(cpp["status"], "ok") << cpp;
+  EXPECT_EQ(cpp["stdout"], "kept 5\n") << cpp;
+
+  nlohmann::json dead = Run("c", R"(#include <setjmp.h>
+static jmp_buf gone;
+static int arm(void) { return setjmp(gone); }
+int main(void) { if (arm() == 0) longjmp(gone, 1); return 0; })").result();
+  ASSERT_TRUE(dead.is_object());
+  EXPECT_EQ(dead["status"], "exit_nonzero") << dead;
+  EXPECT_NE(dead["stderr"].get<std::string>().find("wasm trap: uncaught WebAssembly exception"), std::string::npos)
+      << dead;
+}
+
 // ---------------------------------------------------------------- Python (CPython for wasm32-wasi)
 
 class WasmTierPythonTest : public WasmTierTest {

@@ -68,6 +68,14 @@ WasmOutcome Failure(JsEngine& engine, WasmOutcome::Kind kind_if_exception) {
     return out;
   }
   out.message = error->name + ": " + error->message;
+  if (error->message == "[object WebAssembly.Exception]") {
+    // A WebAssembly exception nothing in the module caught: with the WASM
+    // tier's setjmp kit (runtimes/wasm_setjmp_kit.h), a longjmp to a setjmp
+    // whose function has already returned. A trap, as in native code.
+    out.kind = WasmOutcome::Kind::kTrap;
+    out.message = "uncaught WebAssembly exception (a longjmp to a setjmp whose function has returned?)";
+    return out;
+  }
   if (error->name == "RuntimeError" || error->message.find("too much recursion") != std::string::npos) {
     out.kind = WasmOutcome::Kind::kTrap;
   } else if (error->name == "CompileError" || error->name == "LinkError") {

@@ -1,0 +1,196 @@
+#include "runtimes/wasm_setjmp_kit.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+namespace airlock::runtimes {
+
+std::string_view WasmSetjmpHeader() {
+  return R"C(/* setjmp.h for airlock's WASM tier (wasm32-wasi, clang-16 with
+ * -mexception-handling -mllvm -wasm-enable-sjlj). LLVM lowers calls to
+ * setjmp and longjmp by name; the runtime half is setjmp.c beside this
+ * directory. Word 0 of a jmp_buf holds the id saveSetjmp gives the call. */
+#ifndef AIRLOCK_WASM_SETJMP_H
+#define AIRLOCK_WASM_SETJMP_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct { unsigned long __id; unsigned long __spare[7]; } jmp_buf[1];
+typedef jmp_buf sigjmp_buf;
+
+int setjmp(jmp_buf) __attribute__((returns_twice));
+__attribute__((noreturn)) void longjmp(jmp_buf, int);
+
+#define _setjmp(env) setjmp(env)
+#define _longjmp(env, val) longjmp(env, val)
+#define sigsetjmp(env, savesigs) setjmp(env)
+#define siglongjmp(env, val) longjmp(env, val)
+
+#ifdef __cplusplus
+}
+#endif
+#endif
+)C";
+}
+
+std::string_view WasmSetjmpRuntime() {
+  return R"C(/* The runtime half of LLVM 16's WebAssembly setjmp/longjmp lowering,
+ * for airlock's WASM tier. What the compiler emits:
+ *  - a function that calls setjmp keeps a table of {id, label} pairs
+ *    (malloc'd by the compiler's code with 4 entries and a terminator);
+ *    each setjmp(env) becomes  table = saveSetjmp(env, label, table, size);
+ *    size = getTempRet0();
+ *  - each call there that may longjmp sits in a try whose catch of the C
+ *    longjmp tag receives {env, val} and asks testSetjmp(id, table, size):
+ *    a label means "one of this frame's setjmps: go on there with val",
+ *    0 means "not ours": the table is freed and the jump goes on up
+ *    through __wasm_longjmp(env, val);
+ *  - longjmp(env, val) becomes __wasm_longjmp(env, val), which throws the
+ *    C longjmp tag (tag 1 of __builtin_wasm_throw).
+ * WASI preview1 programs have one thread, so plain statics suffice.
+ * Valid C and C++ (the C++ tier compiles it as C++). */
+#include <stdint.h>
+#include <stdlib.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct airlock_sjlj_entry {
+  uint32_t id; /* 0 ends the used part of a table */
+  uint32_t label;
+};
+
+static uint32_t airlock_temp_ret0;
+static uint32_t airlock_last_id;
+static struct {
+  void* env;
+  int val;
+} airlock_longjmp_payload; /* read by the catch at once */
+
+uint32_t getTempRet0(void) { return airlock_temp_ret0; }
+void setTempRet0(uint32_t value) { airlock_temp_ret0 = value; }
+
+struct airlock_sjlj_entry* saveSetjmp(uint32_t* env, uint32_t label, struct airlock_sjlj_entry* table,
+                                      uint32_t size) {
+  uint32_t id = ++airlock_last_id;
+  if (id == 0) id = airlock_last_id = 1;
+  *env = id;
+  for (uint32_t i = 0; i < size; ++i) {
+    if (table[i].id == 0) {
+      table[i].id = id;
+      table[i].label = label;
+      table[i + 1].id = 0; /* a table has size + 1 slots */
+      airlock_temp_ret0 = size;
+      return table;
+    }
+  }
+  uint32_t grown_size = size * 2;
+  struct airlock_sjlj_entry* grown =
+      (struct airlock_sjlj_entry*)realloc(table, sizeof *grown * (grown_size + 1));
+  if (grown == NULL) abort();
+  grown[size].id = id;
+  grown[size].label = label;
+  grown[size + 1].id = 0;
+  airlock_temp_ret0 = grown_size;
+  return grown;
+}
+
+uint32_t testSetjmp(uint32_t id, const struct airlock_sjlj_entry* table, uint32_t size) {
+  for (uint32_t i = 0; i < size && table[i].id != 0; ++i) {
+    if (table[i].id == id) return table[i].label;
+  }
+  return 0;
+}
+
+__attribute__((noreturn)) void __wasm_longjmp(void* env, int val) {
+  airlock_longjmp_payload.env = env;
+  airlock_longjmp_payload.val = val == 0 ? 1 : val; /* longjmp(env, 0) returns 1 */
+  __builtin_wasm_throw(1, &airlock_longjmp_payload);
+}
+
+#ifdef __cplusplus
+}
+#endif
+)C";
+}
+
+namespace {
+
+// Replaces `path` with `content` unless it holds exactly that already.
+Status WriteIfChanged(const std::filesystem::path& path, std::string_view content) {
+  {
+    std::ifstream in(path, std::ios::binary);
+    if (in) {
+      const std::string have((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      if (have == content) return OkStatus();
+    }
+  }
+  const std::filesystem::path tmp = path.string() + ".tmp." + std::to_string(getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out.write(content.data(), static_cast<std::streamsize>(content.size()));
+    if (!out.flush()) return Internal("cannot write " + tmp.string());
+  }
+  if (chmod(tmp.c_str(), 0644) != 0 || rename(tmp.c_str(), path.c_str()) != 0) {
+    const int e = errno;
+    std::error_code ec;
+    std::filesystem::remove(tmp, ec);
+    errno = e;
+    return ErrnoError("install " + path.string());
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+Status WriteWasmSetjmpKit(const std::string& dir) {
+  const std::filesystem::path root(dir);
+  std::error_code ec;
+  std::filesystem::create_directories(root / "include", ec);
+  if (ec) return Internal("cannot create " + (root / "include").string() + ": " + ec.message());
+  if (chmod(root.c_str(), 0755) != 0 || chmod((root / "include").c_str(), 0755) != 0) {
+    return ErrnoError("chmod " + dir);
+  }
+  AIRLOCK_RETURN_IF_ERROR(WriteIfChanged(root / "include" / "setjmp.h", WasmSetjmpHeader()));
+  return WriteIfChanged(root / "setjmp.c", WasmSetjmpRuntime());
+}
+
+void AddWasmSetjmp(LanguageSpec& spec, const std::string& host_dir) {
+  if (spec.isolation != "wasm" || !spec.compile || (spec.name != "c" && spec.name != "cpp")) return;
+  std::vector<std::string>& argv = spec.compile->argv;
+  const std::string dir = kJailWasmSetjmpDir;
+  auto target = std::find(argv.begin(), argv.end(), "--target=wasm32-wasi");
+  if (target == argv.end()) return;
+  // The define names the kit's content, so the build cache (keyed by the
+  // exact argv) never serves a program linked with another kit.
+  uint64_t fnv = 1469598103934665603ull;
+  for (std::string_view part : {WasmSetjmpHeader(), WasmSetjmpRuntime()}) {
+    for (unsigned char ch : part) fnv = (fnv ^ ch) * 1099511628211ull;
+  }
+  char kit_id[17];
+  std::snprintf(kit_id, sizeof kit_id, "%016llx", static_cast<unsigned long long>(fnv));
+  argv.insert(target + 1, {"-mexception-handling", "-mllvm", "-wasm-enable-sjlj",
+                           std::string("-DAIRLOCK_WASM_SETJMP_KIT=0x") + kit_id});
+  // The include directory goes last, after libc++'s: <csetjmp> includes
+  // libc++'s <setjmp.h>, which includes the next one, ours. The runtime
+  // comes after the program's own sources, in the program's language.
+  auto source = std::find(argv.begin(), argv.end(), spec.source_file);
+  if (source == argv.end()) return;
+  argv.insert(source, {"-isystem", dir + "/include"});
+  argv.insert(argv.end(), {"-x", spec.name == "cpp" ? "c++" : "c", dir + "/setjmp.c"});
+  spec.binds.push_back({host_dir, false, dir});
+  spec.notes += "; setjmp/longjmp work (WebAssembly exception handling)";
+}
+
+}  // namespace airlock::runtimes
