@@ -707,9 +707,11 @@ async function main() {
   const serverTmpLeft = fs.readdirSync(serverTmp);
   for (const f of serverTmpLeft) leaks.push(`file in the server's TMPDIR: ${f}`);
   const stateTree = listTree(stateDir);
-  // The build cache's entries and the precompiled C++ headers
-  // (build-cache-pch/<toolchain>/<header>.h and .h.gch) are kept by design.
-  const allowed = /^(audit\.db|codetools\.db|build-cache\/|build-cache\/[0-9a-f]{64}|build-cache-pch\/|build-cache-pch\/cpp-[0-9a-f]{16}\/|build-cache-pch\/cpp-[0-9a-f]{16}\/[A-Za-z0-9_+.-]+\.h(\.gch)?)$/;
+  // The build cache's entries, the precompiled C++ headers
+  // (build-cache-pch/<toolchain>/<header>.h and .h.gch) and the WASM tier's
+  // setjmp kit (build-cache-wasm-setjmp: its two sources and archive) are
+  // kept by design; a kit file's leftover .tmp is not.
+  const allowed = /^(audit\.db|codetools\.db|build-cache\/|build-cache\/[0-9a-f]{64}|build-cache-pch\/|build-cache-pch\/cpp-[0-9a-f]{16}\/|build-cache-pch\/cpp-[0-9a-f]{16}\/[A-Za-z0-9_+.-]+\.h(\.gch)?|build-cache-wasm-setjmp\/(include\/(setjmp\.h)?|lib\/(KIT|libairlock_setjmp\.a)?|setjmp\.c)?)$/;
   for (const f of stateTree.filter((x) => !allowed.test(x))) leaks.push(`state dir: ${f}`);
   for (const l of leaks) fail('leak', l);
 
