@@ -62,7 +62,9 @@ StatusOr<LocalRuntime> MakeLocalRuntime(const config::Config& config, bool allow
   const std::string setjmp_kit = config.BuildCacheDir() + "-wasm-setjmp";
   const Status kit = access("/usr/bin/clang-16", X_OK) == 0 ? runtimes::WriteWasmSetjmpKit(setjmp_kit)
                                                              : FailedPrecondition("no clang-16");
-  if (!kit.ok() && kit.code() != StatusCode::kFailedPrecondition) std::cerr << "airlock runner: warning: no setjmp/longjmp in the WASM tier: " << kit.message() << "\n";
+  if (!kit.ok() && kit.code() != StatusCode::kFailedPrecondition) {
+    std::cerr << "airlock runner: warning: no setjmp/longjmp in the WASM tier: " << kit.message() << "\n";
+  }
   for (runtimes::LanguageSpec spec : runtimes::WasmTierLanguages(SiblingBinary("airlock-js"), runtimes::DefaultWasmCacheDir())) {
     const auto& enabled = config.languages.enabled;
     if (!enabled.empty() && std::find(enabled.begin(), enabled.end(), spec.name) == enabled.end()) continue;

@@ -19,8 +19,8 @@ namespace airlock::runtimes {
 std::string_view WasmSetjmpHeader() {
   return R"C(/* setjmp.h for airlock's WASM tier (wasm32-wasi, clang-16 with
  * -mexception-handling -mllvm -wasm-enable-sjlj). LLVM lowers calls to
- * setjmp and longjmp by name; the runtime half is setjmp.c beside this
- * directory. Word 0 of a jmp_buf holds the id saveSetjmp gives the call. */
+ * setjmp and longjmp by name; the runtime half is ../setjmp.c, compiled
+ * into ../lib/libairlock_setjmp.a. Word 0 of a jmp_buf holds the id saveSetjmp gives the call. */
 #ifndef AIRLOCK_WASM_SETJMP_H
 #define AIRLOCK_WASM_SETJMP_H
 
