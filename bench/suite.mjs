@@ -95,11 +95,12 @@ const TEST_SERVER = path.join(REPO, 'tests', 'fixtures', 'mcp-servers', 'test-se
 // accepts any string here (src/config/config.cc) and warms those that name
 // a language ("python": native tier; "python:wasm": that tier;
 // src/runtimes/local_executor.cc EnablePool). Pre-started interpreters
-// (pool.prestart) exist for python, javascript, ruby, php and WASM python;
+// (pool.prestart) exist for python, javascript, ruby, php and WASM python,
+// javascript, ruby and php;
 // the other shapes get a ready jail without one ("cpp" may also prepare
 // C++'s precompiled headers at start-up, where the build has them).
 const DEFAULT_WARM = ['python', 'javascript', 'typescript', 'ruby', 'php', 'bash', 'c', 'cpp',
-                      'python:wasm', 'javascript:wasm', 'ruby:wasm', 'c:wasm'];
+                      'python:wasm', 'javascript:wasm', 'ruby:wasm', 'php:wasm', 'c:wasm'];
 
 // Earlier figures some targets are set against (not measured in this run).
 const PREVIOUS = {
@@ -188,7 +189,7 @@ const FIRST_COMPILE = new Set(['c', 'cpp']);
 const ONLY_WHEN_NAMED = new Set(['cpp/wasm']);
 // `airlock run` columns sampled in only opts.compileRuns of the rounds: each
 // costs ~1 s or more (a C++ compile; a WASM interpreter compiled afresh).
-const SPARSE_CLI = new Set(['cpp/native', 'cpp/wasm', 'python/wasm', 'ruby/wasm']);
+const SPARSE_CLI = new Set(['cpp/native', 'cpp/wasm', 'python/wasm', 'ruby/wasm', 'php/wasm']);
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'airlock-suite-'));
 for (const l of LANGS) writeFileSync(path.join(tmp, `hello.${EXT[l]}`), HELLO[l] + '\n');
@@ -559,6 +560,7 @@ function pooledJails(root) {
     if (exe === 'airlock-js') {
       if (argv.includes('--wasi-ruby')) shape = 'ruby/wasm';
       else if (argv.some((x) => /python\.wasm$/.test(x))) shape = 'python/wasm';
+      else if (argv.some((x) => /php\.wasm$/.test(x))) shape = 'php/wasm';
       else if (argv.includes('--wasi')) shape = 'c|cpp/wasm';
       else shape = 'javascript/wasm';
     } else if (exe) {
@@ -571,6 +573,7 @@ function pooledJails(root) {
       const mounts = (read(`/proc/${pid}/mountinfo`) ?? '').split('\n').map((l) => l.split(' ')[4]);
       if (mounts.includes('/opt/airlock/wasm-ruby')) shape = 'ruby/wasm';
       else if (mounts.includes('/opt/airlock/wasm-python')) shape = 'python/wasm';
+      else if (mounts.includes('/opt/airlock/wasm-php')) shape = 'php/wasm';
       else if (mounts.includes('/opt/airlock/airlock-js')) shape = 'javascript|c|cpp/wasm';
       else if (mounts.includes('/etc/php')) shape = 'php/native';
       else if (mounts.includes('/etc/python3')) shape = 'python/native';
@@ -1041,7 +1044,10 @@ try {
   T_({ target: '5. WASM Ruby hello, warm p50 (absolute; × over bare ruby)', figure: warmP('ruby/wasm', p50), unit: 'ms',
        base: baseP('ruby'), baseLabel: `${baseName('ruby')} p50`, kind: 'abs≤', goal: 100,
        note: missing('ruby/wasm') ?? noWarm });
-  for (const lang of ['javascript', 'python', 'ruby']) {
+  T_({ target: '5. WASM PHP echo, warm p50 (absolute; × over bare php -r)', figure: warmP('php/wasm', p50), unit: 'ms',
+       base: baseP('php'), baseLabel: `${baseName('php')} p50`, kind: 'abs≤', goal: 100,
+       note: missing('php/wasm') ?? noWarm });
+  for (const lang of ['javascript', 'python', 'ruby', 'php']) {
     const shape = `${lang}/wasm`;
     const withInterp = jails.filter((j) => j.shape === shape && j.interpreter);
     const empty = jails.filter((j) => j.interpreter === null && j.shape.split('/')[0].split('|').includes(lang) &&

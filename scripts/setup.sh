@@ -70,9 +70,11 @@ phase "install (Debian packages)"
 # The WASM tier's toolchain (clang-16, wasm-ld, wasi-libc, libc++ for wasm32)
 # and its interpreters, cached outside the clone ($AIRLOCK_WASM_CACHE,
 # default /var/cache/airlock/wasm) keyed by version: CPython built from
-# Debian's python3.11 source (a few minutes, once) and Ruby's WASI build.
+# Debian's python3.11 source (a few minutes, once), PHP 8.2 built from
+# Debian's php8.2 source (about 4 minutes, once) and Ruby's WASI build.
 scripts/wasm/install_toolchain.sh
 scripts/wasm/build_python.sh
+scripts/wasm/build_php.sh
 scripts/wasm/install_ruby.sh
 phase "WASM toolchain and interpreters"
 

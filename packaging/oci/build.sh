@@ -152,7 +152,7 @@ mmdebstrap --mode=root --variant=minbase --format=directory \
 # The WASM tier's interpreters, where airlock looks for them
 # (src/runtimes/wasm_languages.cc: $AIRLOCK_WASM_CACHE, else
 # /var/cache/airlock/wasm). Without them the image still runs the native tier.
-if [ -d "$wasm_src/python" ] && [ -d "$wasm_src/ruby" ]; then
+if [ -d "$wasm_src/python" ] && [ -d "$wasm_src/ruby" ] && [ -d "$wasm_src/php" ]; then
   mkdir -p "$root/var/cache/airlock/wasm"
   (cd "$wasm_src" && tar -c --exclude='*.log' .) | tar -x -C "$root/var/cache/airlock/wasm"
 else

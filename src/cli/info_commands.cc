@@ -54,7 +54,7 @@ int DoctorCommand(bool json) {
   }
   // The WASM tier's interpreters are built by scripts/setup.sh, not shipped
   // in the package: say where they are looked for when missing (optional).
-  for (const char* interpreter : {"python", "ruby"}) {
+  for (const char* interpreter : {"python", "ruby", "php"}) {
     const std::string dir = runtimes::DefaultWasmCacheDir() + "/" + interpreter;
     jail::LayerStatus l{std::string("WASM tier: ") + interpreter + " interpreter", access(dir.c_str(), R_OK) == 0,
                         false, dir};

@@ -342,6 +342,11 @@ std::vector<LanguageInfo> RunnerFleet::Languages() {
         if (std::find(same->tiers.begin(), same->tiers.end(), t) == same->tiers.end()) same->tiers.push_back(t);
       }
       same->sessions = same->sessions || l.sessions;
+      for (const std::string& t : l.session_tiers) {
+        if (std::find(same->session_tiers.begin(), same->session_tiers.end(), t) == same->session_tiers.end()) {
+          same->session_tiers.push_back(t);
+        }
+      }
     }
   }
   return out;

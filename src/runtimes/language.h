@@ -92,8 +92,10 @@ std::vector<LanguageSpec> CodeModeLanguages(const std::string& airlock_js_path);
 // to wasm32-wasi; Python from the CPython WASI build in `wasm_cache_dir`
 // (scripts/wasm/build_python.sh: python/python.wasm, python-stdlib.tar,
 // MANIFEST); Ruby from ruby.wasm in `wasm_cache_dir`
-// (scripts/wasm/install_ruby.sh: ruby/ruby.wasm, MANIFEST). All are left out
-// when `airlock_js_path` is empty; Python and Ruby when not cached.
+// (scripts/wasm/install_ruby.sh: ruby/ruby.wasm, MANIFEST); PHP from the PHP
+// WASI build in `wasm_cache_dir` (scripts/wasm/build_php.sh: php/php.wasm,
+// MANIFEST). All are left out when `airlock_js_path` is empty; Python, Ruby
+// and PHP when not cached.
 std::vector<LanguageSpec> WasmTierLanguages(const std::string& airlock_js_path, const std::string& wasm_cache_dir);
 
 // The WASM interpreter cache: $AIRLOCK_WASM_CACHE, else /var/cache/airlock/wasm.
@@ -104,6 +106,9 @@ inline constexpr char kJailWasmPythonDir[] = "/opt/airlock/wasm-python";
 
 // Where the cached ruby.wasm appears inside the jail.
 inline constexpr char kJailWasmRubyDir[] = "/opt/airlock/wasm-ruby";
+
+// Where the PHP WASI build appears inside the jail.
+inline constexpr char kJailWasmPhpDir[] = "/opt/airlock/wasm-php";
 
 // Where airlock-js appears inside the jail.
 inline constexpr char kJailAirlockJsPath[] = "/opt/airlock/airlock-js";

@@ -213,6 +213,10 @@ std::vector<LanguageInfo> LocalExecutor::Languages() {
     auto existing = std::find_if(out.begin(), out.end(), [&](const LanguageInfo& i) { return i.name == l.name; });
     if (existing != out.end()) {
       existing->tiers.push_back(l.isolation);
+      if (!l.session_argv.empty()) {
+        existing->sessions = true;
+        existing->session_tiers.push_back(l.isolation);
+      }
       continue;
     }
     const std::string key = l.name + "/" + l.isolation;
@@ -228,6 +232,7 @@ std::vector<LanguageInfo> LocalExecutor::Languages() {
     info.default_memory_mb = l.default_memory_mb;
     info.notes = l.notes;
     info.sessions = !l.session_argv.empty();
+    if (info.sessions) info.session_tiers = {l.isolation};
     out.push_back(std::move(info));
   }
   return out;
@@ -546,6 +551,7 @@ Status LocalExecutor::OpenSession(const SessionSpec& spec) {
   const uint64_t memory_mb = spec.memory_mb ? spec.memory_mb : lang->default_memory_mb;
   const jail::JailConfig config = JailConfigFor(*lang, memory_mb, limits_.workdir_bytes);
   jail::ExecRequest start;
+  start.argv = ExpandRunArgv(lang->session_argv, 0, memory_mb);  // {heap_mb}: the WASM tier's engine
   start.env = BaseEnv();
   start.env.insert(start.env.end(), lang->extra_env.begin(), lang->extra_env.end());
   start.seccomp = &policies_.at(PolicyKey(lang->seccomp));

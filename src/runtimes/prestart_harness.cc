@@ -178,4 +178,26 @@ require 'main.php';
 )PHP";
 }
 
+std::string_view WasmPhpPrestartHarness() {
+  // STDIN unbuffered while the hand-over is read, so not one byte of the
+  // run's own stdin is taken into the harness's buffer; buffered again
+  // after (PHP's default chunk).
+  return R"PHP(
+stream_set_read_buffer(STDIN, 0);
+$__airlock = function (int $n): string {
+  $b = '';
+  while (strlen($b) < $n && ($c = fread(STDIN, $n - strlen($b))) !== false && $c !== '') $b .= $c;
+  return $b;
+};
+$argv = array_merge(['main.php'], array_slice(explode("\0", $__airlock((int) $__airlock(10))), 0, -1));
+unset($__airlock);
+stream_set_read_buffer(STDIN, 8192);
+$argc = count($argv);
+$_SERVER['argv'] = $argv;
+$_SERVER['argc'] = $argc;
+$_SERVER['SCRIPT_NAME'] = $_SERVER['SCRIPT_FILENAME'] = $_SERVER['PHP_SELF'] = $_SERVER['PATH_TRANSLATED'] = 'main.php';
+require 'main.php';
+)PHP";
+}
+
 }  // namespace airlock::runtimes

@@ -19,6 +19,8 @@
 //   php     $argv, $argc, $_SERVER's script entries, then require main.php.
 //   python in the WASM tier: as python, but the hand-over arrives on the
 //           guest's stdin (WasmPythonPrestartHarness).
+//   php in the WASM tier: as php, the hand-over on the guest's stdin
+//           (WasmPhpPrestartHarness).
 //   typescript: node's harness; main.js comes from esbuild run in a jail
 //           of its own (local_executor.cc).
 // JavaScript and Ruby in the WASM tier need no harness: airlock-js
@@ -52,6 +54,9 @@ std::string_view WasmPythonPrestartHarness();
 std::string_view NodePrestartHarness();    // for node -e
 std::string_view RubyPrestartHarness();    // for ruby -e
 std::string_view PhpPrestartHarness();     // for php -r
+// For PHP in the WASM tier (airlock-js --wasi … --resume-fd 3 -- php -r):
+// the hand-over arrives on the guest's stdin, as for CPython.
+std::string_view WasmPhpPrestartHarness();
 
 }  // namespace airlock::runtimes
 

@@ -394,6 +394,7 @@ Json ToJson(const LanguageInfo& l) {
       {"default_memory_mb", l.default_memory_mb},
       {"notes", SanitizeUtf8(l.notes)},
       {"sessions", l.sessions},
+      {"session_tiers", l.session_tiers},
   };
 }
 
@@ -411,6 +412,11 @@ StatusOr<LanguageInfo> LanguageInfoFromJson(const Json& j) {
       ReadUint(j, "default_memory_mb", "default_memory_mb", &l.default_memory_mb));
   AIRLOCK_RETURN_IF_ERROR(ReadString(j, "notes", "notes", false, &l.notes));
   AIRLOCK_RETURN_IF_ERROR(ReadBool(j, "sessions", "sessions", &l.sessions));
+  if (j.contains("session_tiers")) {
+    AIRLOCK_RETURN_IF_ERROR(ReadStringList(j, "session_tiers", "session_tiers", &l.session_tiers));
+  } else if (l.sessions) {
+    l.session_tiers = {"native"};  // a runner from before WASM-tier sessions
+  }
   return l;
 }
 

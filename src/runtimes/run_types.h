@@ -191,7 +191,8 @@ struct LanguageInfo {
   uint64_t default_timeout_ms = 0;
   uint64_t default_memory_mb = 0;
   std::string notes;         // e.g. "numpy, pandas, matplotlib importable"
-  bool sessions = false;     // has a session interpreter (open_session)
+  bool sessions = false;     // has a session interpreter (open_session) in some tier
+  std::vector<std::string> session_tiers;  // the tiers with one ("native", "wasm")
 };
 nlohmann::json ToJson(const LanguageInfo& l);
 StatusOr<LanguageInfo> LanguageInfoFromJson(const nlohmann::json& j);

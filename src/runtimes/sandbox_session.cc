@@ -12,7 +12,7 @@ StatusOr<std::unique_ptr<SandboxSession>> SandboxSession::Open(jail::JailHost& h
   if (spec.session_argv.empty()) return NotFound(spec.name + " has no sessions");
   AIRLOCK_ASSIGN_OR_RETURN(std::unique_ptr<jail::Jail> j, jail::Jail::Create(host, config));
   jail::ExecRequest request = start;
-  request.argv = spec.session_argv;
+  if (request.argv.empty()) request.argv = spec.session_argv;
   AIRLOCK_RETURN_IF_ERROR(j->StartInteractive(request));
   std::unique_ptr<SandboxSession> s(new SandboxSession(spec, config.limits.memory_bytes >> 20));
   s->jail_ = std::move(j);

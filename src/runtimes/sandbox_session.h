@@ -47,9 +47,9 @@ struct CellLimits {
 
 class SandboxSession {
  public:
-  // Creates the jail (`config`) and starts `spec.session_argv` in it with
-  // `start`'s env, seccomp policy and rlimits. `spec` must outlive the
-  // session; so must `host`.
+  // Creates the jail (`config`) and starts `start.argv` (when empty:
+  // `spec.session_argv`) in it with `start`'s env, seccomp policy and
+  // rlimits. `spec` must outlive the session; so must `host`.
   static StatusOr<std::unique_ptr<SandboxSession>> Open(jail::JailHost& host, const LanguageSpec& spec,
                                                         const jail::JailConfig& config,
                                                         const jail::ExecRequest& start);

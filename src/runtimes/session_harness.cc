@@ -5,10 +5,12 @@
 
 namespace airlock::runtimes {
 
-std::string_view PythonSessionHarness() {
-  return R"PY(
-def _airlock_session():
-    import ast, builtins, linecache, os, sys
+// The Python harness in parts: the loop up to the cell's stdin, how
+// the stdin is set up (native: a file made fd 0; WASM: a stream, no dup2
+// in WASI), and the rest; the control channel is the function's argument.
+constexpr std::string_view kPythonSessionHead = R"PY(
+def _airlock_session(ctl):
+    import ast, builtins, io, linecache, os, sys
     g = sys.modules["__main__"].__dict__
     g.clear()
     g.update(__name__="__main__", __doc__=None, __package__=None, __loader__=None, __spec__=None,
@@ -19,7 +21,7 @@ def _airlock_session():
 
     def need(n):
         while len(buf) < n:
-            chunk = os.read(3, max(65536, n - len(buf)))
+            chunk = os.read(ctl, max(65536, n - len(buf)))
             if not chunk:
                 os._exit(0)
             buf.extend(chunk)
@@ -39,7 +41,8 @@ def _airlock_session():
         except OSError:
             pass
 
-    cell = 0
+)PY";
+constexpr std::string_view kPythonSessionLoop = R"PY(    cell = 0
     main_pid = os.getpid()
     while True:
         while b"\n" not in buf:
@@ -53,7 +56,8 @@ def _airlock_session():
         stdin = bytes(buf[clen:clen + slen])
         del buf[:clen + slen]
         cell += 1
-        try:
+)PY";
+constexpr std::string_view kPythonSessionStdinNative = R"PY(        try:
             fd = os.open("/tmp/.airlock-stdin", os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
             try:
                 write_all(fd, stdin)
@@ -65,7 +69,11 @@ def _airlock_session():
             sys.stdin = open(0, "r", encoding="utf-8", closefd=False)
         except OSError as e:  # e.g. an earlier cell holds every descriptor
             write_all(2, ("airlock: this cell's stdin could not be set up: %s\n" % e).encode())
-        name = "<cell %d>" % cell
+)PY";
+constexpr std::string_view kPythonSessionStdinWasm = R"PY(        # WASI has no dup2: the cell's stdin is an in-memory stream.
+        sys.stdin = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8", errors="surrogateescape")
+)PY";
+constexpr std::string_view kPythonSessionTail = R"PY(        name = "<cell %d>" % cell
         linecache.cache[name] = (len(source), None, source.splitlines(True), name)
         kind, status = "ok", 0
         try:
@@ -107,9 +115,23 @@ def _airlock_session():
         marker = ("\x1eairlock-turn-end:%s\x1e" % nonce).encode()
         write_all(1, marker)
         write_all(2, marker)
-        write_all(3, ("%s %s %d\n" % (nonce, kind, status)).encode())
-_airlock_session()
+        write_all(ctl, ("%s %s %d\n" % (nonce, kind, status)).encode())
 )PY";
+
+std::string_view PythonSessionHarness() {
+  static const std::string harness = std::string(kPythonSessionHead) + std::string(kPythonSessionLoop) +
+                                     std::string(kPythonSessionStdinNative) + std::string(kPythonSessionTail) +
+                                     "_airlock_session(3)\n";
+  return harness;
+}
+
+std::string_view WasmPythonSessionHarness() {
+  // 1000: the guest's control descriptor (engine/js/wasi_runner.h,
+  // kGuestControlFd).
+  static const std::string harness = std::string(kPythonSessionHead) + std::string(kPythonSessionLoop) +
+                                     std::string(kPythonSessionStdinWasm) + std::string(kPythonSessionTail) +
+                                     "_airlock_session(1000)\n";
+  return harness;
 }
 
 std::string_view NodeSessionHarness() {

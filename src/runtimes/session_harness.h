@@ -45,6 +45,10 @@ std::string_view NodeSessionHarness();    // for node -e
 std::string_view RubySessionHarness();    // for ruby -e
 std::string_view PhpSessionHarness();     // for php -r
 std::string_view BashSessionHarness();    // for bash -c
+// For CPython in the WASM tier (airlock-js --wasi ... --control-fd 3 --
+// python -c): the turns come over the guest's fd 1000, and a cell's stdin
+// is an in-memory stream (WASI has no dup2).
+std::string_view WasmPythonSessionHarness();
 
 // The message that starts one turn.
 std::string SessionTurnMessage(const std::string& nonce, const std::string& code, const std::string& stdin_data);

@@ -3,6 +3,7 @@
 // host system interface of their own.
 #include "runtimes/language.h"
 #include "runtimes/prestart_harness.h"
+#include "runtimes/session_harness.h"
 
 #include <cstdlib>
 #include <filesystem>
@@ -96,6 +97,10 @@ std::vector<LanguageSpec> WasmTierLanguages(const std::string& airlock_js_path, 
 
   // Python: CPython built for wasm32-wasi (scripts/wasm/build_python.sh);
   // its standard library is a tar loaded read-only at /usr in the guest.
+  // Python and PHP run on baseline code only (--wasm-baseline): their
+  // interpreter loop is one long call that never moves to Ion's code, and
+  // Ion's background compile of the module cost ~0.5-1 s of CPU and ~65 MB
+  // per process for no speed (docs/wasm.md, "Compilation tiers").
   std::error_code ec;
   const std::filesystem::path py_dir = std::filesystem::canonical(wasm_cache_dir + "/python", ec);
   if (!ec) {
@@ -103,16 +108,26 @@ std::vector<LanguageSpec> WasmTierLanguages(const std::string& airlock_js_path, 
     py.name = "python";
     py.display_name = "Python";
     py.source_file = "main.py";
-    py.run_argv = {kJailAirlockJsPath, "--wasi", std::string(kJailWasmPythonDir) + "/python.wasm", "--tar",
+    py.run_argv = {kJailAirlockJsPath, "--wasi", std::string(kJailWasmPythonDir) + "/python.wasm",
+                   "--wasm-baseline", "--tar",
                    std::string(kJailWasmPythonDir) + "/python-stdlib.tar=/usr", "--env", "PYTHONHOME=/usr",
                    "--env", "PYTHONDONTWRITEBYTECODE=1", "--heap-mb", "{heap_mb}", "--wasm-max-mb", "{heap_mb}",
                    "--deadline-ms", "{timeout_ms}", "--work", "/work=/work", "--", "python", "main.py"};
-    py.prestart_argv = {kJailAirlockJsPath, "--wasi", std::string(kJailWasmPythonDir) + "/python.wasm", "--tar",
+    py.prestart_argv = {kJailAirlockJsPath, "--wasi", std::string(kJailWasmPythonDir) + "/python.wasm",
+                        "--wasm-baseline", "--tar",
                         std::string(kJailWasmPythonDir) + "/python-stdlib.tar=/usr", "--env", "PYTHONHOME=/usr",
                         "--env", "PYTHONDONTWRITEBYTECODE=1", "--heap-mb", "{heap_mb}", "--wasm-max-mb", "{heap_mb}",
                         "--work", "/work=/work", "--resume-fd", "3", "--", "python", "-c",
                         std::string(WasmPythonPrestartHarness())};
     py.prestart_takes_timeout = true;
+    // Sessions: the harness reads its turns from the control channel the
+    // engine offers at the guest's fd 1000 (--control-fd; the work dir
+    // crosses each turn's boundary there).
+    py.session_argv = {kJailAirlockJsPath, "--wasi", std::string(kJailWasmPythonDir) + "/python.wasm",
+                       "--wasm-baseline", "--tar", std::string(kJailWasmPythonDir) + "/python-stdlib.tar=/usr",
+                       "--env", "PYTHONHOME=/usr", "--env", "PYTHONDONTWRITEBYTECODE=1", "--heap-mb", "{heap_mb}",
+                       "--wasm-max-mb", "{heap_mb}", "--work", "/work=/work", "--control-fd", "3", "--", "python",
+                       "-c", std::string(WasmPythonSessionHarness())};
     py.notes = "CPython compiled to wasm32-wasi, standard library only (no sockets, threads or subprocesses)";
     all.push_back(py);
   }
@@ -139,6 +154,41 @@ std::vector<LanguageSpec> WasmTierLanguages(const std::string& airlock_js_path, 
     rb.notes = "CRuby (ruby.wasm from npm) with its standard library and bundled gems, RubyGems loaded on first use; "
                "no sockets, threads, subprocesses or JS interop";
     all.push_back(rb);
+  }
+
+  // PHP: the CLI built for wasm32-wasi from Debian's php8.2 source
+  // (scripts/wasm/build_php.sh), extensions built in, no php.ini.
+  const std::filesystem::path php_dir = std::filesystem::canonical(wasm_cache_dir + "/php", ec);
+  if (!ec) {
+    LanguageSpec php = InterpreterSpec(airlock_js_path, php_dir, kJailWasmPhpDir, "PHP_VERSION");
+    php.name = "php";
+    php.display_name = "PHP";
+    php.source_file = "main.php";
+    const std::string wasm = std::string(kJailWasmPhpDir) + "/php.wasm";
+    // No php.ini in the build: the settings in which Debian's php.ini for
+    // the CLI differs from PHP's built-in defaults, so a program prints and
+    // fails as it does in the native tier (errors on stderr as "PHP Fatal
+    // error: ...", no deprecation notices, no `<?` tags, traces without
+    // argument values; memory bounded by the run's limit, not PHP's 128M).
+    const std::vector<std::string> ini = {"-d", "display_errors=0", "-d", "log_errors=1",
+                                          "-d", "error_reporting=22527", "-d", "memory_limit=-1",
+                                          "-d", "short_open_tag=0", "-d", "zend.exception_ignore_args=1"};
+    php.run_argv = {kJailAirlockJsPath, "--wasi", wasm, "--wasm-baseline", "--heap-mb", "{heap_mb}", "--wasm-max-mb",
+                    "{heap_mb}", "--deadline-ms", "{timeout_ms}", "--work", "/work=/work", "--", "php"};
+    php.run_argv.insert(php.run_argv.end(), ini.begin(), ini.end());
+    php.run_argv.push_back("main.php");
+    // Pre-started: the module compiled and PHP's modules started; the
+    // harness (php -r) reads the hand-over from its stdin, then requires
+    // main.php.
+    php.prestart_argv = {kJailAirlockJsPath, "--wasi", wasm, "--wasm-baseline", "--heap-mb", "{heap_mb}",
+                         "--wasm-max-mb", "{heap_mb}", "--work", "/work=/work", "--resume-fd", "3", "--", "php"};
+    php.prestart_argv.insert(php.prestart_argv.end(), ini.begin(), ini.end());
+    php.prestart_argv.insert(php.prestart_argv.end(), {"-r", std::string(WasmPhpPrestartHarness())});
+    php.prestart_takes_timeout = true;
+    php.notes = "PHP 8.2 CLI compiled to wasm32-wasi (Core, date, hash, json, pcre, random, Reflection, SPL, "
+                "standard, bcmath, calendar, ctype, filter, mbstring, tokenizer); no sockets, processes, Fibers "
+                "or XML";
+    all.push_back(php);
   }
   return all;
 }

@@ -31,7 +31,8 @@ namespace airlock::runtimes {
 // Where the kit appears inside the jail.
 inline constexpr char kJailWasmSetjmpDir[] = "/opt/airlock/wasm-setjmp";
 
-// The kit's two files: include/setjmp.h and setjmp.c.
+// The kit's two files, include/setjmp.h and setjmp.c: src/runtimes/wasm_setjmp/,
+// compiled in (cmake/embed_text.cmake).
 std::string_view WasmSetjmpHeader();
 std::string_view WasmSetjmpRuntime();
 

@@ -195,4 +195,40 @@ std::vector<SelftestCase> ContainmentCases() {
   return t.Take();
 }
 
+std::vector<SelftestCase> WasmTierContainmentCases() {
+  // The interpreters (C and C++ need clang-16 and wasi-libc on the host,
+  // which an image may leave out; their tier has its own tests).
+  const std::vector<std::string> interpreters = {"py", "rb", "php"};
+  const HostCheck kNet = HostCheck::kNoListenerContact;
+  // A cold interpreter in the engine takes seconds of CPU on a loaded or
+  // CPU-capped host: the cases' clocks allow for it.
+  auto wasm = [](SelftestCase& c) {
+    c.isolation = "wasm";
+    c.name += "_wasm";
+    c.timeout_ms = 30'000;
+  };
+  CaseTable t;
+  // (Python's and Ruby's programs import their socket libraries, which
+  // their WASI builds do not have: an ImportError/LoadError, not a verdict.)
+  t.Add("network", "net_tcp4", {"php"}, "TCP to a host listener on 127.0.0.1 (no sockets in WASI)",
+        Denied({kNet}), wasm);
+  t.Add("secrets", "read_secret_file", interpreters, "read a file planted on the host (also via /proc/*/root)",
+        Denied(), wasm);
+  t.Add("secrets", "secret_env", interpreters, "read a secret variable of the supervisor's environment", Denied(),
+        wasm);
+  t.Add("limits", "infinite_loop", {"py"}, "spin forever", Enforced({RunStatus::kTimeout}), [&](SelftestCase& c) {
+    wasm(c);
+    c.timeout_ms = 3000;
+    c.expect.min_wall_ms = 2950;
+    c.expect.max_wall_ms = 3000 + 3000;
+  });
+  t.Add("limits", "output_flood", {"py"}, "write to stdout forever", Enforced({RunStatus::kOutputLimit}),
+        [&](SelftestCase& c) {
+          wasm(c);
+          c.expect.stdout_truncated = true;
+        });
+  t.Add("allowed", "arithmetic", {"py", "js", "rb", "php"}, "plain computation", Allowed(), wasm);
+  return t.Take();
+}
+
 }  // namespace airlock::selftest

@@ -224,6 +224,7 @@ CaseOutcome RunContainmentCase(runtimes::CodeExecutor& executor, const SelftestC
   }
   RunRequest req;
   req.language = c.language;
+  if (!c.isolation.empty()) req.isolation = c.isolation;
   req.code = bait.Substitute(*source);
   req.stdin_data = c.stdin_data;
   req.output_globs = c.output_globs;
@@ -239,6 +240,14 @@ CaseOutcome RunContainmentCase(runtimes::CodeExecutor& executor, const SelftestC
     out.skipped = true;
     out.passed = true;
     out.detail = c.language + " is not installed";
+    return out;
+  }
+  if (!c.isolation.empty() && r.status == RunStatus::kInternalError && r.error_code == "invalid_request" &&
+      Contains(r.message, "isolation \"" + c.isolation + "\" is not available")) {
+    out.observed = "skipped";
+    out.skipped = true;
+    out.passed = true;
+    out.detail = c.language + " has no " + c.isolation + " tier on this host";
     return out;
   }
   if (LeaksSecret(r, bait.secret_value())) {
@@ -275,7 +284,9 @@ SelftestReport RunContainmentSuite(runtimes::CodeExecutor& executor, const Selft
     bait = own_bait.get();
   }
   std::vector<SelftestCase> cases;
-  for (auto& c : ContainmentCases()) {
+  std::vector<SelftestCase> all = ContainmentCases();
+  for (SelftestCase& c : WasmTierContainmentCases()) all.push_back(std::move(c));
+  for (auto& c : all) {
     bool selected = options.only.empty();
     for (const auto& f : options.only) selected = selected || Contains(c.name, f);
     if (selected) cases.push_back(std::move(c));

@@ -68,6 +68,7 @@ struct SelftestCase {
   std::string name;         // "net_tcp4_python": attack file stem + language
   std::string category;     // "network", "secrets", "filesystem", "processes", "kernel", "limits", "allowed"
   std::string language;     // executor language name
+  std::string isolation;    // "wasm" for the WASM tier's cases; empty: the default (native)
   std::string attack_file;  // embedded file name, e.g. "net_tcp4.py"
   std::string description;
   Expectation expect;
@@ -79,6 +80,12 @@ struct SelftestCase {
 
 // Every case, in a stable order.
 std::vector<SelftestCase> ContainmentCases();
+
+// The same attack programs run in the WASM tier (isolation "wasm": the
+// interpreter compiled to WASI, in the engine, in the jail), named
+// "<case>_wasm", for the languages whose program runs unchanged there.
+// A language without the tier on this host is skipped.
+std::vector<SelftestCase> WasmTierContainmentCases();
 
 struct CaseOutcome {
   std::string name;

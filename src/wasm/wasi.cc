@@ -122,6 +122,10 @@ WasiContext::WasiContext(Vfs& vfs, WasiOptions options) : vfs_(vfs), opts_(std::
     if (!p.dir || !p.dir->is_dir()) continue;
     fds_[next++] = Fd{FdKind::kDir, p.dir, 0, 0, kAllRights, kAllRights, p.guest_path};
   }
+  if (opts_.host_stream && opts_.host_stream->guest_fd >= next && !fds_.count(opts_.host_stream->guest_fd)) {
+    fds_[opts_.host_stream->guest_fd] =
+        Fd{FdKind::kHostStream, nullptr, 0, 0, kRightFdRead | kRightFdWrite | kRightPollFdReadwrite, 0, ""};
+  }
 }
 
 uint32_t WasiContext::Call(std::string_view name, std::span<uint8_t> memory, Args args) {
@@ -318,6 +322,8 @@ Errno WasiContext::PollOneoff(GuestMemory& mem, uint32_t in, uint32_t out, uint3
           nbytes = opts_.stdin_bytes.size() - std::min<uint64_t>(stdin_offset_, opts_.stdin_bytes.size());
         } else if (f->kind == FdKind::kFile) {
           nbytes = f->node->size() > f->offset ? f->node->size() - f->offset : 0;
+        } else if (f->kind == FdKind::kHostStream) {
+          nbytes = 1;  // a read blocks until the host sends
         } else {
           err = Errno::kBadf;
         }

@@ -58,6 +58,18 @@ struct WasiPreopen {
   NodePtr dir;
 };
 
+// A byte stream the host offers the guest at a descriptor of its own (a
+// session's control channel, airlock-js --control-fd): the guest's fd_read
+// and fd_write on `guest_fd` call these, which may block. Not seekable, no
+// path, invisible to fd_prestat_* (wasi-libc never takes it for a preopen).
+struct WasiHostStream {
+  uint32_t guest_fd = 0;
+  // Fills at most `into.size()` bytes; *got = 0 at the end of the stream.
+  std::function<Errno(std::span<uint8_t> into, size_t* got)> read;
+  // Writes all of `bytes` or fails.
+  std::function<Errno(std::string_view bytes)> write;
+};
+
 struct WasiOptions {
   std::vector<std::string> args;
   std::vector<std::string> env;  // "NAME=value"; empty unless given
@@ -78,6 +90,7 @@ struct WasiOptions {
   // supervisor) enforces the run's output limit exactly as for a native
   // program, ending the run at the limit or dropping the rest.
   std::function<void(int fd, std::string_view bytes)> output_sink;
+  std::optional<WasiHostStream> host_stream;
   WasiHost host;
 };
 
@@ -122,7 +135,7 @@ class WasiContext {
   const WasiOutput& stderr_output() const { return out_[1]; }
 
  private:
-  enum class FdKind { kStdin, kStdout, kStderr, kFile, kDir };
+  enum class FdKind { kStdin, kStdout, kStderr, kFile, kDir, kHostStream };
   // fd_readdir cookies of a directory descriptor past "." (1) and ".." (2):
   // each names the child the listing resumes after, so entries removed
   // while listing (rm -r) do not make it skip the ones not yet listed.

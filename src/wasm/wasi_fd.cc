@@ -131,6 +131,25 @@ Errno WasiContext::FdRead(GuestMemory& mem, uint32_t fd, uint32_t iovs, uint32_t
   if (offset && f->kind == FdKind::kStdin) return Errno::kSpipe;
   if (n > kMaxIovs) return Errno::kInval;
   if (!mem.InRange(iovs, uint64_t{n} * L::kIovecSize) || !mem.InRange(out, 4)) return Errno::kFault;
+  if (f->kind == FdKind::kHostStream) {
+    if (offset) return Errno::kSpipe;
+    // One read into the first non-empty buffer (a short read, as a pipe's).
+    for (uint32_t i = 0; i < n; ++i) {
+      uint32_t buf = 0, len = 0;
+      mem.Load32(iovs + uint64_t{i} * L::kIovecSize, &buf);
+      mem.Load32(iovs + uint64_t{i} * L::kIovecSize + 4, &len);
+      if (len == 0) continue;
+      bool ok = false;
+      std::span<uint8_t> dst = mem.Slice(buf, len, &ok);
+      if (!ok) return Errno::kFault;
+      size_t got = 0;
+      if (Errno e = opts_.host_stream->read(dst, &got); e != Errno::kSuccess) return e;
+      mem.Store32(out, static_cast<uint32_t>(got));
+      return Errno::kSuccess;
+    }
+    mem.Store32(out, 0);
+    return Errno::kSuccess;
+  }
   if (f->kind == FdKind::kStdin && opts_.stdin_source) {
     opts_.stdin_bytes = opts_.stdin_source();
     opts_.stdin_source = nullptr;
@@ -167,7 +186,7 @@ Errno WasiContext::FdWrite(GuestMemory& mem, uint32_t fd, uint32_t iovs, uint32_
   if (!f) return Errno::kBadf;
   if (f->kind == FdKind::kStdin || f->kind == FdKind::kDir) return Errno::kBadf;
   if (f->kind == FdKind::kFile && !(f->rights_base & wasi::kRightFdWrite)) return Errno::kBadf;
-  bool stream = f->kind == FdKind::kStdout || f->kind == FdKind::kStderr;
+  bool stream = f->kind == FdKind::kStdout || f->kind == FdKind::kStderr || f->kind == FdKind::kHostStream;
   if (offset && stream) return Errno::kSpipe;
   if (n > kMaxIovs) return Errno::kInval;
   if (!mem.InRange(iovs, uint64_t{n} * L::kIovecSize) || !mem.InRange(out, 4)) return Errno::kFault;
@@ -186,7 +205,12 @@ Errno WasiContext::FdWrite(GuestMemory& mem, uint32_t fd, uint32_t iovs, uint32_
     mem.Load32(iovs + uint64_t{i} * L::kIovecSize + 4, &len);
     std::string_view bytes;
     mem.LoadString(buf, len, &bytes);
-    if (stream) {
+    if (f->kind == FdKind::kHostStream) {
+      if (Errno e = opts_.host_stream->write(bytes); e != Errno::kSuccess) {
+        if (total == 0) return e;
+        break;
+      }
+    } else if (stream) {
       int which = f->kind == FdKind::kStdout ? 0 : 1;
       if (opts_.output_sink) {
         out_[which].total += bytes.size();

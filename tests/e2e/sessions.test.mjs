@@ -82,7 +82,7 @@ async function openSession(client, args) {
   assert.ok(sc, 'open_session returns structuredContent');
   assert.match(sc.session_id, SESSION_ID_RE, show(r));
   assert.equal(sc.language, args.language);
-  assert.equal(sc.isolation, 'native');
+  assert.equal(sc.isolation, args.isolation ?? 'native');
   assert.ok(Number.isInteger(sc.idle_timeout_s) && sc.idle_timeout_s > 0, show(r));
   assert.ok(!Number.isNaN(Date.parse(sc.expires_at)) && /Z$/.test(sc.expires_at), `expires_at ISO UTC: ${sc.expires_at}`);
   assert.ok(Number.isInteger(sc.max_lifetime_s) && sc.max_lifetime_s > 0, show(r));
@@ -591,6 +591,34 @@ describe('sessions over stdio', () => {
     }
   });
 
+  it('a WASM-tier python session (open_session isolation wasm): state, files, stdin and exceptions across calls', async (t) => {
+    const langs = (await sdkCall(client(), 'list_languages', {})).structuredContent.languages;
+    const py = langs.find((l) => l.name === 'python');
+    if (!py?.session_tiers?.includes('wasm')) return t.skip('no CPython WASI build on this host (scripts/wasm/)');
+    assert.deepEqual(py.session_tiers, ['native', 'wasm']);
+    const s = await openSession(client(), { language: 'python', isolation: 'wasm' });
+    try {
+      assert.equal(s.isolation, 'wasm');
+      const first = await okCell(client(), s.session_id,
+        "import sys\nrows = [l.split(',') for l in open('in.csv').read().split()]\nsys.implementation._multiarch",
+        { files: [{ name: 'in.csv', content: 'a,1\nb,2\n', encoding: 'text' }] });
+      assert.equal(first.stdout, "'wasm32-wasi'\n");
+      assert.equal(first.isolation, 'wasm');
+      const second = await okCell(client(), s.session_id,
+        "import sys\nopen('out.txt', 'w').write(sys.stdin.read() + str(sum(int(v) for _, v in rows)))\nlen(rows)",
+        { stdin: 'total=', output_files: ['out.txt'] });
+      assert.equal(second.stdout, '2\n');
+      assert.equal(second.files.find((f) => f.name === 'out.txt')?.content, 'total=3');
+      const err = await cell(client(), s.session_id, 'rows[5]');
+      assert.equal(err.structuredContent.status, 'exit_nonzero', show(err));
+      assert.match(err.structuredContent.stderr, /IndexError/);
+      const still = await okCell(client(), s.session_id, 'print(rows[1][0])');
+      assert.equal(still.stdout, 'b\n');
+    } finally {
+      await closeQuietly(client(), s.session_id);
+    }
+  });
+
   it('refusals: languages without sessions, bad open arguments, args/memory_mb/isolation in a call, a language mismatch', async () => {
     // open_session refusals: tool results with isError (or JSON-RPC invalid params).
     const refused = async (args, codes, what) => {
@@ -604,7 +632,8 @@ describe('sessions over stdio', () => {
     await refused({ language: 'c' }, ['invalid_request', 'unknown_language'], 'open_session c (no sessions)');
     await refused({ language: 'typescript' }, ['invalid_request', 'unknown_language'], 'open_session typescript');
     await refused({ language: 'cobol' }, ['unknown_language', 'invalid_request'], 'open_session cobol');
-    await refused({ language: 'python', isolation: 'wasm' }, 'invalid_request', 'open_session isolation wasm');
+    await refused({ language: 'bash', isolation: 'wasm' }, 'invalid_request', 'open_session bash in the wasm tier');
+    await refused({ language: 'python', isolation: 'gvisor' }, 'invalid_request', 'open_session an unknown tier');
     await refused({ language: 'python', memory_mb: 1 << 20 }, 'invalid_request', 'open_session memory_mb too large');
     await refused({ language: 'python', timeout_s: 999999 }, 'invalid_request', 'open_session timeout_s above the maximum');
     assert.equal((await listSessions(client())).length, 0, 'no refused open left a session behind');

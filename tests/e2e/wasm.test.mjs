@@ -2,10 +2,10 @@
 // (airlock serve over stdio): the native tier's language suite (hello world,
 // stdin, args, files in/out, exit codes, runtime errors, compile errors)
 // runs in `isolation: "wasm"` for every language that has the tier, with the
-// same program giving the same answer in both tiers; Python's and Ruby's
+// same program giving the same answer in both tiers; Python's, Ruby's and PHP's
 // standard library basics; an endpoint confined to the WASM tier.
 //
-// Languages whose WASM build is not cached on this host (python, ruby:
+// Languages whose WASM build is not cached on this host (python, ruby, php:
 // scripts/wasm/) are reported as skipped, never silently passed.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -15,7 +15,7 @@ import { after, before, describe, it } from 'node:test';
 
 import { HELLO, connectStdio, runCode } from './helpers.mjs';
 
-const WASM_LANGUAGES = ['javascript', 'c', 'cpp', 'python', 'ruby'];
+const WASM_LANGUAGES = ['javascript', 'c', 'cpp', 'python', 'ruby', 'php'];
 
 // Prints its args, its stdin and in.txt, and writes in.txt upper-cased to
 // out.txt. JavaScript in the WASM tier has no stdin or files (console only).
@@ -75,6 +75,14 @@ const IO = {
     'puts "in=#{text}"',
     'File.write("out.txt", text.upcase)',
   ].join('\n'),
+  php: [
+    '<?php',
+    'echo "args=" . implode(",", array_slice($argv, 1)) . "\\n";',
+    'echo "stdin=" . stream_get_contents(STDIN) . "\\n";',
+    '$text = file_get_contents("in.txt");',
+    'echo "in=$text\\n";',
+    'file_put_contents("out.txt", strtoupper($text));',
+  ].join('\n'),
 };
 
 const EXIT3 = {
@@ -82,6 +90,7 @@ const EXIT3 = {
   c: '#include <stdio.h>\nint main(void) { puts("bye"); return 3; }',
   cpp: '#include <cstdio>\n#include <cstdlib>\nint main() { std::puts("bye"); std::exit(3); }',
   ruby: 'puts "bye"\nexit 3',
+  php: '<?php\nfunction leave() { echo "bye\\n"; exit(3); }\nleave();\necho "after\\n";',
 };
 
 // An uncaught error: a non-zero exit with the language's own message.
@@ -89,6 +98,8 @@ const RUNTIME_ERROR = {
   javascript: ['function f() { throw new TypeError("boom"); }\nf();', /TypeError: boom/],
   python: ['def f():\n    raise ValueError("boom")\nf()', /ValueError: boom/],
   ruby: ['def f\n  raise ArgumentError, "boom"\nend\nf', /boom \(ArgumentError\)/],
+  php: ['<?php\nfunction f() { throw new InvalidArgumentException("boom"); }\nf();',
+    /Uncaught InvalidArgumentException: boom/],
   c: ['#include <assert.h>\nint main(void) { int x = 1; assert(x == 2); return 0; }', /Assertion failed|x == 2/],
   cpp: ['#include <cassert>\nint main() { int x = 1; assert(x == 2); }', /Assertion failed|x == 2/],
 };
@@ -110,10 +121,16 @@ const STDLIB = {
     'puts [JSON.generate({"a" => [1, 2]}), "a1b22".gsub(/\\d+/, "#"), Integer.sqrt(17),',
     '      Date.new(2024, 2, 29).iso8601, JSON.parse("[1.5]")[0] * 2].join(" ")',
   ].join('\n'),
+  php: [
+    '<?php',
+    'echo implode(" ", [json_encode(["a" => [1, 2]]), preg_replace("/\\d+/", "#", "a1b22"), intdiv(17, 4),',
+    '  (new DateTime("2024-02-29"))->format("Y-m-d"), number_format(json_decode("[1.5]")[0] * 2, 1)]), "\\n";',
+  ].join('\n'),
 };
 const STDLIB_OUT = {
   python: '{"a": [1, 2]} a#b# 4 2024-02-29 3.0\n',
   ruby: '{"a":[1,2]} a#b# 4 2024-02-29 3.0\n',
+  php: '{"a":[1,2]} a#b# 4 2024-02-29 3.0\n',
 };
 
 function describeResult(r) {
@@ -136,7 +153,7 @@ describe('WASM tier through the MCP SDK client', () => {
   });
   after(async () => { await conn?.close(); });
 
-  it('list_languages shows the WASM tier for javascript, c and cpp (python and ruby when cached)', () => {
+  it('list_languages shows the WASM tier for javascript, c and cpp (python, ruby and php when cached)', () => {
     for (const lang of ['javascript', 'c', 'cpp']) {
       assert.ok(tiers[lang]?.includes('wasm'), `${lang}: ${JSON.stringify(tiers[lang])}`);
       assert.ok(tiers[lang]?.includes('native'), `${lang}: ${JSON.stringify(tiers[lang])}`);
@@ -278,7 +295,7 @@ describe('an endpoint confined to the WASM tier', () => {
     const list = await conn.client.callTool({ name: 'list_languages', arguments: {} });
     const names = list.structuredContent.languages.map((l) => l.name);
     assert.ok(names.includes('c') && names.includes('javascript'), `languages: ${names}`);
-    assert.ok(!names.includes('bash') && !names.includes('php'), `languages: ${names}`);
+    assert.ok(!names.includes('bash') && !names.includes('typescript'), `languages: ${names}`);
     for (const l of list.structuredContent.languages) assert.deepEqual(l.tiers, ['wasm'], l.name);
     assert.deepEqual(list.structuredContent.sandbox.isolation, ['wasm']);
 

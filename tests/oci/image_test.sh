@@ -57,6 +57,7 @@ least=(--security-opt seccomp=unconfined --security-opt 'unmask=/proc/*' -v /sys
 grep -q "every isolation layer active" "$tmp/doctor"
 grep -q "WASM tier: python interpreter *active" "$tmp/doctor"
 grep -q "WASM tier: ruby interpreter *active" "$tmp/doctor"
+grep -q "WASM tier: php interpreter *active" "$tmp/doctor"
 
 # Each of the three is needed: without it doctor refuses.
 for drop in 0 2 4; do

@@ -17,6 +17,7 @@ const WASM_HELLO = {
   javascript: HELLO.javascript,
   python: HELLO.python,
   ruby: HELLO.ruby,
+  php: HELLO.php,
 };  // C and C++ in the WASM tier need clang and wasi-libc, which the image leaves out
 const LONG = { timeout: 180000 };
 

@@ -22,7 +22,9 @@ namespace airlock::selftest {
 class ContainmentEnv {
  public:
   // With `pool`, runs take jails from a pool (LocalExecutor::EnablePool).
-  explicit ContainmentEnv(std::optional<runtimes::JailPoolOptions> pool = std::nullopt) {
+  // `wasm_tier`: the executor also has the WASM tier's languages (airlock-js
+  // from the build, the interpreters from the WASM cache).
+  explicit ContainmentEnv(std::optional<runtimes::JailPoolOptions> pool = std::nullopt, bool wasm_tier = false) {
     auto bait = HostBait::Create();
     if (!bait.ok()) {
       error_ = "bait: " + bait.status().ToString();
@@ -35,7 +37,14 @@ class ContainmentEnv {
       return;
     }
     host_ = std::move(host).value();
-    auto executor = runtimes::LocalExecutor::Create(*host_);
+    std::vector<runtimes::LanguageSpec> languages = runtimes::BuiltinLanguages();
+    if (wasm_tier) {
+      for (runtimes::LanguageSpec& l : runtimes::WasmTierLanguages(std::string(AIRLOCK_BINARY_DIR) + "/airlock-js",
+                                                                   runtimes::DefaultWasmCacheDir())) {
+        languages.push_back(std::move(l));
+      }
+    }
+    auto executor = runtimes::LocalExecutor::Create(*host_, {}, std::move(languages));
     if (!executor.ok()) {
       error_ = "executor: " + executor.status().ToString();
       return;

@@ -26,7 +26,7 @@ namespace {
 class SharedEnv {
  public:
   static ContainmentEnv& Get() {
-    if (instance() == nullptr) instance() = std::make_unique<ContainmentEnv>();
+    if (instance() == nullptr) instance() = std::make_unique<ContainmentEnv>(std::nullopt, /*wasm_tier=*/true);
     return *instance();
   }
   // Removes the planted secret and destroys the jail host (end of the run).
@@ -59,10 +59,18 @@ TEST_P(ContainmentCaseTest, Holds) {
 
 INSTANTIATE_TEST_SUITE_P(Containment, ContainmentCaseTest, ::testing::ValuesIn(ContainmentCases()),
                          [](const ::testing::TestParamInfo<SelftestCase>& info) { return info.param.name; });
+// The same attacks in the WASM tier (the interpreter in the engine, in the jail).
+INSTANTIATE_TEST_SUITE_P(WasmTier, ContainmentCaseTest, ::testing::ValuesIn(WasmTierContainmentCases()),
+                         [](const ::testing::TestParamInfo<SelftestCase>& info) { return info.param.name; });
 
 TEST(ContainmentCasesTest, EveryCaseHasItsAttackFileAndAUniqueName) {
   std::set<std::string> names;
-  for (const SelftestCase& c : ContainmentCases()) {
+  std::vector<SelftestCase> all = ContainmentCases();
+  for (const SelftestCase& c : WasmTierContainmentCases()) {
+    EXPECT_EQ(c.isolation, "wasm") << c.name;
+    all.push_back(c);
+  }
+  for (const SelftestCase& c : all) {
     EXPECT_TRUE(FindAttackFile(c.attack_file).has_value()) << c.attack_file;
     EXPECT_TRUE(names.insert(c.name).second) << "duplicate case " << c.name;
   }
@@ -183,13 +191,15 @@ TEST(ContainmentSuiteTest, LeavesHostIntact) {
   const SelftestReport report = RunContainmentSuite(*env.executor(), opts);
   const std::string table = FormatTable(report);
   EXPECT_TRUE(report.setup_error.empty()) << report.setup_error;
-  EXPECT_EQ(report.cases.size(), 9u) << table;
+  // "arithmetic_python" also selects the WASM tier's arithmetic_python_wasm.
+  EXPECT_EQ(report.cases.size(), 10u) << table;
   EXPECT_TRUE(report.host_intact()) << table;
   EXPECT_TRUE(report.ok()) << table;
   EXPECT_NE(table.find("net_abstract_unix_c"), std::string::npos);
+  EXPECT_NE(table.find("arithmetic_python_wasm"), std::string::npos);
   EXPECT_NE(table.find("EXPECTED"), std::string::npos);
   const nlohmann::json j = ToJson(report);
-  EXPECT_EQ(j["cases"].size(), 9u);
+  EXPECT_EQ(j["cases"].size(), 10u);
   EXPECT_EQ(j["ok"], report.ok());
 }
 

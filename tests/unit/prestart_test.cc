@@ -248,6 +248,24 @@ std::vector<Program> Programs() {
        "wasm"},
       {"ruby", "uncaught exception", "def f = raise('boom')\nputs 'before'\nf\n", "wasm"},
       {"ruby", "exit", "at_exit { puts 'at_exit' }\nexit 7\n", "wasm"},
+      // PHP in the WASM tier: the module compiled and PHP started before the
+      // hand-over, which arrives on the guest's stdin.
+      {"php", "environment",
+       "<?php\nvar_dump($argv, $argc, $_SERVER['SCRIPT_NAME'], $_SERVER['argv'], getcwd());\n"
+       "var_dump(stream_get_contents(STDIN), file_get_contents('in/data.txt'), getenv());\n"
+       "file_put_contents('out.txt', 'written');\n",
+       "wasm"},
+      {"php", "escape attempts",
+       "<?php\nvar_dump(@file_get_contents('/etc/passwd'), @file_get_contents('/proc/self/environ'), scandir('/'),\n"
+       "  getenv(), @fsockopen('127.0.0.1', 22), function_exists('proc_open'), function_exists('shell_exec'));\n",
+       "wasm"},
+      {"php", "fatal error from nested calls",
+       "<?php\nregister_shutdown_function(function () { echo \"shutdown\\n\"; });\n"
+       "function a() { b(); }\nfunction b() { echo \"in b\\n\"; trigger_error('giving up', E_USER_ERROR); }\n"
+       "a();\necho \"never\\n\";\n",
+       "wasm"},
+      {"php", "exit", "<?php\nregister_shutdown_function(function () { echo \"shutdown\\n\"; });\n"
+       "function f() { exit(7); }\nf();\n", "wasm"},
   };
 }
 

@@ -32,14 +32,14 @@ class SessionCellExecutor : public runtimes::CodeExecutor {
 
   runtimes::RunResult Run(const runtimes::RunRequest& request, const runtimes::ProgressFn& progress,
                           CancelToken& cancel, runtimes::BridgeHandler* bridge) override {
-    const runtimes::LanguageSpec* spec = inner_.Find(request.language);
+    const runtimes::LanguageSpec* spec = inner_.Find(request.language, false, request.isolation);
     if (spec == nullptr || spec->session_argv.empty() || !request.args.empty() || request.code_mode ||
         (!spec->session_stdin && !request.stdin_data.empty())) {
       return inner_.Run(request, progress, cancel, bridge);
     }
     const std::string id = "s_containment_" + std::to_string(next_++);
-    Status st = inner_.OpenSession({.id = id, .language = request.language, .memory_mb = request.memory_mb,
-                                    .cpu_budget_ms = 120'000});
+    Status st = inner_.OpenSession({.id = id, .language = request.language, .isolation = request.isolation,
+                                    .memory_mb = request.memory_mb, .cpu_budget_ms = 120'000});
     if (!st.ok()) return runtimes::InternalErrorResult(request.language, "jail_setup_failed", st.message());
     ++sessions_;
     runtimes::RunRequest cell = request;
@@ -75,8 +75,9 @@ class SessionCellExecutor : public runtimes::CodeExecutor {
   std::atomic<int> next_{0}, sessions_{0}, second_cells_{0};
 };
 
+// With the WASM tier's languages: its cases run in WASM-tier sessions.
 ContainmentEnv& Env() {
-  static ContainmentEnv env;
+  static ContainmentEnv env(std::nullopt, /*wasm_tier=*/true);
   return env;
 }
 
@@ -99,13 +100,18 @@ TEST_P(SessionContainmentTest, HoldsAcrossCallsOfOneSession) {
   if (outcome.skipped) GTEST_SKIP() << outcome.detail;
   EXPECT_TRUE(outcome.passed) << c.name << " (" << c.description << ") in a session: expected " << outcome.expected
                               << ", observed " << outcome.observed << ": " << outcome.detail;
-  const runtimes::LanguageSpec* spec = env.executor()->Find(c.language);
+  const runtimes::LanguageSpec* spec =
+      env.executor()->Find(c.language, false, c.isolation.empty() ? "native" : c.isolation);
   if (!ScriptOnly(c) && spec != nullptr && !spec->session_argv.empty() && c.stdin_data.empty()) {
     EXPECT_GE(sessions.sessions(), 1) << "the case did not run in a session";
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Sessions, SessionContainmentTest, ::testing::ValuesIn(ContainmentCases()),
+                         [](const ::testing::TestParamInfo<SelftestCase>& info) { return info.param.name; });
+// The WASM tier's cases: Python's in WASM-tier sessions (the engine's
+// control channel), the others as ordinary runs.
+INSTANTIATE_TEST_SUITE_P(WasmTierSessions, SessionContainmentTest, ::testing::ValuesIn(WasmTierContainmentCases()),
                          [](const ::testing::TestParamInfo<SelftestCase>& info) { return info.param.name; });
 
 // Attacks split across calls.

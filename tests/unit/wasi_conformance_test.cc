@@ -8,6 +8,12 @@
 // so a program that stops early, or a check that is never reached, fails
 // the test as well. Skipped only when clang-16, the wasm32-wasi sysroot or
 // airlock-js is not there.
+//
+// The same areas again from PHP (tests/wasm/conformance/php/NAME.php, run by
+// the PHP WASI build, scripts/wasm/build_php.sh): what a PHP program sees of
+// files, directories, links, the read-only tar, clocks, randomness, its
+// arguments and environment, stdin, exit statuses, sockets, descriptor
+// errors and the host. Skipped only when php.wasm is not cached.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -322,6 +328,172 @@ TEST_F(WasiConformanceTest, DescriptorErrors) { ExpectAllChecksPass("fd_errors",
 
 TEST_F(WasiConformanceTest, HostPathsAreInvisible) {
   ExpectAllChecksPass("escapes", Run("escapes", {.work_files = {{"input.txt", "input\n"}}, .with_tar = true}));
+}
+
+// ---------------------------------------------------------------- PHP
+
+class PhpConformanceTest : public WasiConformanceTest {
+ protected:
+  void SetUp() override {
+    if (!fs::exists(kAirlockJs)) GTEST_SKIP() << "needs " << kAirlockJs;
+    const char* env = std::getenv("AIRLOCK_WASM_CACHE");
+    php_ = std::string(env != nullptr ? env : "/var/cache/airlock/wasm") + "/php/php.wasm";
+    if (!fs::exists(php_)) GTEST_SKIP() << "needs php.wasm (scripts/wasm/build_php.sh)";
+  }
+
+  // tests/wasm/conformance/php/NAME.php as /work/main.php (beside
+  // check.php), run as `php main.php ARGS` by php.wasm.
+  Outcome RunPhp(const std::string& name, const RunOptions& opts = {}) {
+    Outcome o;
+    const fs::path run = *dir_ / ("php-run-" + std::to_string(runs_++));
+    fs::remove_all(run);
+    o.work = run / "work";
+    fs::create_directories(o.work);
+    for (const auto& [path, data] : opts.work_files) WriteFile(o.work / path, data);
+    WriteFile(o.work / "main.php", ReadAll(kPrograms / "php" / (name + ".php")));
+    WriteFile(o.work / "check.php", ReadAll(kPrograms / "php" / "check.php"));
+    WriteFile(run / "stdin", opts.stdin_bytes);
+    std::string cmd = Quote(kAirlockJs) + " --wasi " + Quote(php_) +
+                      " --heap-mb 256 --wasm-max-mb 256 --deadline-ms 60000";
+    if (opts.with_tar) cmd += " --tar " + Quote(Tar().string() + "=/lib");
+    cmd += " --work " + Quote(o.work.string() + "=/work");
+    for (const std::string& e : opts.env) cmd += " --env " + Quote(e);
+    cmd += " -- php -d display_errors=stderr main.php";
+    for (const std::string& a : opts.args) cmd += " " + Quote(a);
+    cmd += " < " + Quote((run / "stdin").string()) + " > " + Quote((run / "stdout").string()) + " 2> " +
+           Quote((run / "stderr").string());
+    o.rc = Shell(cmd);
+    o.out = ReadAll(run / "stdout");
+    o.err = ReadAll(run / "stderr");
+    return o;
+  }
+
+  // Every check('...') of NAME.php reported "ok", none failed, exit 0.
+  void ExpectAllPhpChecksPass(const std::string& name, const Outcome& o) {
+    EXPECT_EQ(o.rc, 0) << name << "\n" << o;
+    for (const std::string& line : Lines(o.out)) EXPECT_NE(line.rfind("FAIL", 0), 0u) << name << ": " << line;
+    const std::string src = ReadAll(kPrograms / "php" / (name + ".php"));
+    static const std::regex kCheck(R"re(check\(\s*'([^']+)')re");
+    size_t checks = 0;
+    std::string missing;
+    for (auto it = std::sregex_iterator(src.begin(), src.end(), kCheck); it != std::sregex_iterator(); ++it) {
+      ++checks;
+      if (!HasLine(o.out, "ok " + std::string((*it)[1]))) missing += " " + std::string((*it)[1]);
+    }
+    EXPECT_GT(checks, 0u) << "no checks found in " << name << ".php";
+    EXPECT_EQ(missing, "") << name << ": these checks did not pass\n" << o;
+  }
+
+  std::string php_;
+};
+
+TEST_F(PhpConformanceTest, Files) {
+  Outcome o = RunPhp("files");
+  ExpectAllPhpChecksPass("files", o);
+  EXPECT_EQ(ReadAll(o.work / "out.txt"), "written by the guest\n");
+  EXPECT_EQ(ReadAll(o.work / "v.txt"), "abcdefg");
+  EXPECT_FALSE(fs::exists(o.work / "renamed.txt"));
+}
+
+TEST_F(PhpConformanceTest, StatAndTimes) { ExpectAllPhpChecksPass("stat", RunPhp("stat")); }
+
+TEST_F(PhpConformanceTest, Directories) {
+  Outcome o = RunPhp("dirs");
+  ExpectAllPhpChecksPass("dirs", o);
+  EXPECT_EQ(ReadAll(o.work / "d2/in"), "I");
+  EXPECT_EQ(ReadAll(o.work / "empty/c"), "A");
+  EXPECT_FALSE(fs::exists(o.work / "many"));
+}
+
+TEST_F(PhpConformanceTest, NoSymlinksAndNoDotDotPastAPreopen) {
+  Outcome o = RunPhp("links");
+  ExpectAllPhpChecksPass("links", o);
+  for (const char* name : {"moved.txt", "new.txt", "new2.txt"}) {
+    EXPECT_FALSE(fs::exists(o.work.parent_path() / name)) << name;
+    EXPECT_FALSE(fs::exists(o.work.parent_path().parent_path() / name)) << name;
+  }
+}
+
+TEST_F(PhpConformanceTest, ReadOnlyTarPreopen) {
+  Outcome o = RunPhp("readonly", {.with_tar = true});
+  ExpectAllPhpChecksPass("readonly", o);
+  EXPECT_TRUE(fs::exists(o.work / "mine.txt"));
+  EXPECT_FALSE(fs::exists(o.work / "stolen.txt"));
+}
+
+TEST_F(PhpConformanceTest, ClocksAndSleep) { ExpectAllPhpChecksPass("clocks", RunPhp("clocks")); }
+
+TEST_F(PhpConformanceTest, RandomVariesWithinAndAcrossRuns) {
+  Outcome a = RunPhp("random"), b = RunPhp("random");
+  ExpectAllPhpChecksPass("random", a);
+  ExpectAllPhpChecksPass("random", b);
+  std::string sample_a, sample_b;
+  for (const std::string& l : Lines(a.out)) if (l.rfind("sample ", 0) == 0) sample_a = l;
+  for (const std::string& l : Lines(b.out)) if (l.rfind("sample ", 0) == 0) sample_b = l;
+  EXPECT_EQ(sample_a.size(), 7u + 32u) << a;
+  EXPECT_NE(sample_a, sample_b);
+}
+
+TEST_F(PhpConformanceTest, ArgsAndEnvironmentAreExactlyWhatWasGiven) {
+  Outcome o = RunPhp("args_env", {.args = {"a b", "", "q\"uote", "--", "-x"}});
+  ExpectAllPhpChecksPass("args_env", o);
+  EXPECT_EQ(o.out.substr(0, o.out.find("ok ")),
+            "argc 6\narg 0 [main.php]\narg 1 [a b]\narg 2 []\narg 3 [q\"uote]\narg 4 [--]\narg 5 [-x]\nenvc 0\n"
+            "getenv AIRLOCK_A [(false)]\n");
+  o = RunPhp("args_env", {.env = {"AIRLOCK_A=1", "B=x=y", "PATH=/given", "EMPTY="}});
+  ExpectAllPhpChecksPass("args_env", o);
+  EXPECT_NE(o.out.find("env [AIRLOCK_A=1]\nenv [B=x=y]\nenv [PATH=/given]\nenv [EMPTY=]\nenvc 4\n"),
+            std::string::npos)
+      << o;
+  EXPECT_TRUE(HasLine(o.out, "getenv AIRLOCK_A [1]")) << o;
+}
+
+TEST_F(PhpConformanceTest, StdinReadToTheEnd) {
+  std::string input;
+  for (int i = 0; input.size() < 150000; ++i) input += "line " + std::to_string(i) + " of the input\n";
+  uint32_t hash = 0;
+  for (unsigned char c : input) hash = hash * 31 + c;
+  Outcome o = RunPhp("stdin", {.stdin_bytes = input});
+  ExpectAllPhpChecksPass("stdin", o);
+  EXPECT_TRUE(HasLine(o.out, "stdin " + std::to_string(input.size()) + " bytes, first [" + input.substr(0, 16) +
+                                 "], hash " + std::to_string(hash)))
+      << o;
+  o = RunPhp("stdin");
+  ExpectAllPhpChecksPass("stdin", o);
+  EXPECT_TRUE(HasLine(o.out, "stdin 0 bytes, first [], hash 0")) << o;
+}
+
+TEST_F(PhpConformanceTest, ExitStatusesThroughTheBailout) {
+  const std::vector<std::pair<std::string, int>> cases = {
+      {"exit0", 0}, {"exit3", 3}, {"exit255", 255}, {"return", 0}, {"other", 42}, {"fatal", 255}, {"exception", 255},
+  };
+  for (const auto& [how, code] : cases) {
+    Outcome o = RunPhp("exit", {.args = {how}});
+    EXPECT_EQ(o.rc, code) << how << "\n" << o;
+    EXPECT_EQ(o.out.rfind("leaving by " + how + "\n", 0), 0u) << how << "\n" << o;
+  }
+  Outcome o = RunPhp("exit", {.args = {"shutdown4"}});
+  EXPECT_EQ(o.rc, 4) << o;
+  EXPECT_EQ(o.out, "leaving by shutdown4\nshutdown ran\n");
+  o = RunPhp("exit", {.args = {"fatal"}});
+  EXPECT_NE(o.err.find("Call to undefined function nope()"), std::string::npos) << o;
+}
+
+TEST_F(PhpConformanceTest, SocketsFail) { ExpectAllPhpChecksPass("sockets", RunPhp("sockets")); }
+
+TEST_F(PhpConformanceTest, DescriptorErrors) { ExpectAllPhpChecksPass("fd_errors", RunPhp("fd_errors")); }
+
+TEST_F(PhpConformanceTest, HostPathsAreInvisible) {
+  ExpectAllPhpChecksPass("escapes", RunPhp("escapes", {.work_files = {{"input.txt", "input\n"}}}));
+}
+
+// Every PHP program is run by a test above, one per C program's area.
+TEST_F(PhpConformanceTest, EveryProgramIsCovered) {
+  const std::set<std::string> covered = {"check", "files", "stat", "dirs", "links", "readonly", "clocks",
+                                         "random", "args_env", "stdin", "exit", "sockets", "fd_errors", "escapes"};
+  std::set<std::string> found;
+  for (const auto& entry : fs::directory_iterator(kPrograms / "php")) found.insert(entry.path().stem().string());
+  EXPECT_EQ(found, covered);
 }
 
 // Every program in tests/wasm/conformance is run by a test above.

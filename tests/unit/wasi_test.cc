@@ -693,3 +693,58 @@ TEST_F(WasiTest, RandomCallsNeverCrash) {
 
 }  // namespace
 }  // namespace airlock::wasm
+
+namespace airlock::wasm {
+namespace {
+
+// A host stream (a session's control channel): reads and writes reach the
+// host's callbacks, in order; it cannot seek, is no preopen, closes like
+// any descriptor, and a descriptor number the preopens need is refused.
+TEST_F(WasiTest, AHostStreamCarriesBytesBothWaysAndIsNothingElse) {
+  std::string to_guest = "turn one";
+  std::string from_guest;
+  WasiOptions opts;
+  opts.host_stream = WasiHostStream{
+      .guest_fd = 1000,
+      .read = [&](std::span<uint8_t> into, size_t* got) {
+        *got = std::min(into.size(), to_guest.size());
+        std::memcpy(into.data(), to_guest.data(), *got);
+        to_guest.erase(0, *got);
+        return Errno::kSuccess;
+      },
+      .write = [&](std::string_view bytes) {
+        from_guest += bytes;
+        return Errno::kSuccess;
+      }};
+  Start(std::move(opts));
+  EXPECT_EQ(Read(1000, 4), "turn");
+  EXPECT_EQ(Read(1000, 64), " one");
+  EXPECT_EQ(Read(1000, 64), "");  // the host's end of stream
+  uint32_t n = 0;
+  EXPECT_EQ(Write(1000, "answer\n", &n), kOk);
+  EXPECT_EQ(n, 7u);
+  EXPECT_EQ(from_guest, "answer\n");
+  const uint32_t out = Alloc(16);
+  EXPECT_EQ(Call("fd_seek", {1000, 0, 0, out}), E(Errno::kSpipe));
+  EXPECT_EQ(Call("fd_prestat_get", {1000, out}), E(Errno::kBadf));
+  EXPECT_EQ(Call("fd_prestat_get", {5, out}), E(Errno::kBadf));  // the preopens end at 4
+  EXPECT_EQ(Call("fd_close", {1000}), kOk);
+  EXPECT_EQ(Write(1000, "late"), E(Errno::kBadf));
+  EXPECT_EQ(from_guest, "answer\n");
+}
+
+TEST_F(WasiTest, AHostStreamNeverTakesAPreopensNumber) {
+  WasiOptions opts;
+  opts.host_stream = WasiHostStream{.guest_fd = 3,
+                                    .read = [](std::span<uint8_t>, size_t* got) {
+                                      *got = 0;
+                                      return Errno::kSuccess;
+                                    },
+                                    .write = [](std::string_view) { return Errno::kIo; }};
+  Start(std::move(opts));
+  const uint32_t out = Alloc(8);
+  EXPECT_EQ(Call("fd_prestat_get", {kWork, out}), kOk);  // fd 3 is still /work
+}
+
+}  // namespace
+}  // namespace airlock::wasm

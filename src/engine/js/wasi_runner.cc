@@ -11,9 +11,12 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <js/ContextOptions.h>
 
 #include "base/status.h"
 #include "base/unique_fd.h"
@@ -53,6 +56,12 @@ struct WasiFlags {
   // deadline, and the guest reads a 10-digit length, the NUL-terminated
   // arguments, then the real stdin (its harness's protocol).
   int resume_fd = -1;
+  // --wasm-baseline: the module is compiled by the baseline compiler only
+  // (no Ion tier in the background; see docs/wasm.md "Compilation tiers").
+  bool baseline_only = false;
+  // A session (--control-fd N): host fd N, a socket to the supervisor, is
+  // the guest's fd kGuestControlFd (wasi_runner.h); stdin is not read.
+  int control_fd = -1;
 };
 
 void Write(int fd, std::string_view s) {
@@ -93,6 +102,10 @@ StatusOr<WasiFlags> ParseWasiFlags(int argc, char** argv) {
       ++i;
       break;
     }
+    if (a == "--wasm-baseline") {
+      f.baseline_only = true;
+      continue;
+    }
     if (i + 1 >= argc) return InvalidArgument(std::string(a) + " needs a value");
     std::string_view v = argv[++i];
     if (a == "--env") {
@@ -121,6 +134,8 @@ StatusOr<WasiFlags> ParseWasiFlags(int argc, char** argv) {
       f.max_output_bytes = *n;
     } else if (a == "--resume-fd" && *n >= 3 && *n < 1024) {
       f.resume_fd = static_cast<int>(*n);
+    } else if (a == "--control-fd" && *n >= 3 && *n < 1024) {
+      f.control_fd = static_cast<int>(*n);
     } else {
       return InvalidArgument("unknown flag or bad value: " + std::string(a));
     }
@@ -209,6 +224,24 @@ Status SaveWorkDir(const wasm::NodePtr& src, const std::string& host) {
     if (!out) return Internal("cannot write " + path.string());
   }
   return OkStatus();
+}
+
+// A session's turn boundary: the guest's files under `src` to HOST_DIR,
+// and the host's regular files the guest removed are removed there too, so
+// the next turn's LoadWorkDir does not bring them back.
+Status SyncWorkDirToHost(const wasm::NodePtr& src, const std::string& host) {
+  AIRLOCK_ASSIGN_OR_RETURN(std::vector<wasm::VfsFile> files, wasm::Vfs::ExportFiles(src));
+  std::set<std::string> kept;
+  for (const wasm::VfsFile& f : files) kept.insert(f.path);
+  std::error_code ec;
+  std::vector<fs::path> gone;
+  for (auto it = fs::recursive_directory_iterator(host, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    if (!it->is_regular_file(ec) || it->is_symlink(ec)) continue;
+    if (!kept.count(fs::relative(it->path(), host, ec).string())) gone.push_back(it->path());
+  }
+  for (const fs::path& p : gone) fs::remove(p, ec);
+  return SaveWorkDir(src, host);
 }
 
 uint64_t MonotonicNs() {
@@ -331,8 +364,57 @@ int WasiMainWith(int argc, char** argv, const WasiDriver& driver) {
       driver_took_it = true;
       return hand_over().args;
     };
+  } else if (flags->control_fd >= 0) {
+    // A session: each cell's stdin comes over the control channel.
   } else {
     wo.stdin_bytes = ReadStdin();
+  }
+  // A session's control channel: the supervisor writes a turn, the guest's
+  // harness runs it and answers. The work dir crosses the turn boundary:
+  // the host's /work (the turn's input files, written by airlock-init
+  // before the turn) is loaded when a turn's first bytes arrive, and the
+  // guest's /work is written back before its answer leaves (the output
+  // files are collected after it).
+  bool awaiting_turn = true;
+  if (flags->control_fd >= 0) {
+    if (!work) {
+      Write(2, "airlock-js: --control-fd needs --work\n");
+      return kExitUsage;
+    }
+    const int ctl = flags->control_fd;
+    const std::string host_work = flags->work->first;
+    wo.host_stream = wasm::WasiHostStream{
+        .guest_fd = kGuestControlFd,
+        .read = [&, ctl, host_work](std::span<uint8_t> into, size_t* got) {
+          ssize_t n;
+          do {
+            n = ::read(ctl, into.data(), into.size());
+          } while (n < 0 && errno == EINTR);
+          if (n < 0) return wasm::Errno::kIo;
+          *got = static_cast<size_t>(n);
+          if (n > 0 && awaiting_turn) {
+            awaiting_turn = false;
+            if (Status st = LoadWorkDir(vfs, work, host_work); !st.ok()) {
+              Write(2, "airlock-js: " + st.message() + "\n");
+            }
+          }
+          return wasm::Errno::kSuccess;
+        },
+        .write = [&, ctl, host_work](std::string_view bytes) {
+          if (!awaiting_turn) {
+            awaiting_turn = true;
+            if (Status st = SyncWorkDirToHost(work, host_work); !st.ok()) {
+              Write(2, "airlock-js: " + st.message() + "\n");
+            }
+          }
+          while (!bytes.empty()) {
+            const ssize_t n = ::write(ctl, bytes.data(), bytes.size());
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) return wasm::Errno::kIo;
+            bytes.remove_prefix(static_cast<size_t>(n));
+          }
+          return wasm::Errno::kSuccess;
+        }};
   }
   wo.stdout_cap = flags->max_output_bytes;
   wo.stderr_cap = flags->max_output_bytes;
@@ -367,6 +449,7 @@ int WasiMainWith(int argc, char** argv, const WasiDriver& driver) {
                        }});
   }
   engine_ptr = engine->get();
+  if (flags->baseline_only) JS::ContextOptionsRef((*engine)->cx()).setWasmIon(false);
   WasiGuest guest{**engine, *capped, imports, wasi, flags->argv, driver_hand_over};
   WasmOutcome outcome = driver(guest);
   capped->clear();

@@ -5,7 +5,7 @@
 //
 //   airlock-js --wasi MODULE.wasm [--heap-mb N] [--deadline-ms N] [--wasm-max-mb N]
 //              [--max-output-bytes N] [--tar ARCHIVE=GUEST_DIR]... [--work HOST_DIR=GUEST_DIR]
-//              [--env NAME=VALUE]...
+//              [--env NAME=VALUE]... [--wasm-baseline] [--resume-fd N] [--control-fd N]
 //              -- ARGV0 [ARG...]
 //
 // The guest sees only the virtual filesystem: each --tar archive loaded
@@ -15,6 +15,12 @@
 // the guest ends, the files under GUEST_DIR are written back to HOST_DIR, so
 // output files are collected as in the native tier. Standard input is read
 // up front; stdout and stderr are written when the guest ends.
+//
+// --wasm-baseline compiles the module with the baseline compiler only (no
+// Ion tier in the background). --resume-fd N: pre-started (below).
+// --control-fd N: a session; host fd N is the guest's kGuestControlFd, the
+// work dir is loaded at each turn's start and written back before the
+// guest answers, and standard input is not read.
 //
 // Exit status: the guest's own (proc_exit or 0 when _start returns), 124 at
 // the deadline, 137 when the engine runs out of memory, 134 for a trap (the
@@ -35,6 +41,12 @@ namespace airlock::engine::js {
 
 // argv[1] is "--wasi".
 int WasiMain(int argc, char** argv);
+
+// A session (--control-fd N): the guest reads its turns from, and answers
+// on, this descriptor (host fd N behind it; src/runtimes/session_harness.cc
+// names the same number). Far above the preopens, which wasi-libc finds by
+// counting up from 3 until one is missing.
+inline constexpr uint32_t kGuestControlFd = 1000;
 
 // What runs the guest once its filesystem, WASI context and engine exist.
 struct WasiGuest {

@@ -34,8 +34,9 @@ std::vector<runtimes::LanguageInfo> LanguageCatalog::Languages() {
   for (runtimes::LanguageInfo& l : all) {
     if (!enabled_.empty() && !Contains(enabled_, l.name)) continue;
     if (l.tiers.empty()) l.tiers = {"native"};
-    // Sessions run in the native tier only.
-    l.sessions = l.sessions && sessions_ && Contains(allowed_tiers_, "native");
+    // Sessions in the tiers that have them and this endpoint allows.
+    std::erase_if(l.session_tiers, [this](const std::string& t) { return !sessions_ || !Contains(allowed_tiers_, t); });
+    l.sessions = !l.session_tiers.empty();
     std::erase_if(l.tiers, [this](const std::string& t) { return !Contains(allowed_tiers_, t); });
     if (!l.tiers.empty()) out.push_back(std::move(l));
   }

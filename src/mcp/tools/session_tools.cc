@@ -65,7 +65,11 @@ json OpenSessionTool::Definition() {
            {{"type", "object"},
             {"properties",
              {{"language", std::move(language)},
-              {"isolation", {{"type", "string"}, {"enum", {"native"}}, {"default", "native"}}},
+              {"isolation",
+               {{"type", "string"},
+                {"enum", catalog_.allowed_tiers()},
+                {"description", "The tier the session runs in (list_languages: session_tiers); by default the "
+                                "server's default tier when the language has sessions there."}}},
               {"timeout_s",
                {{"type", "integer"},
                 {"minimum", 1},
@@ -121,8 +125,16 @@ StatusOr<json> OpenSessionTool::Call(const json& args, ToolCallContext& ctx) {
                               "sessions are not available for \"" + SanitizeUtf8(request.language.substr(0, 64)) +
                                   "\"; languages with sessions: " + (with.empty() ? "none" : with));
   }
-  if (request.isolation != "native") {
-    return SessionErrorResult("invalid_request", "sessions run in the native tier only (isolation \"native\")");
+  const std::vector<std::string>& tiers = info->session_tiers;
+  if (args.find("isolation") == args.end()) {
+    const bool preferred = std::find(tiers.begin(), tiers.end(), catalog_.default_tier()) != tiers.end();
+    request.isolation = preferred || tiers.empty() ? catalog_.default_tier() : tiers.front();
+  } else if (std::find(tiers.begin(), tiers.end(), request.isolation) == tiers.end()) {
+    std::string list;
+    for (const std::string& t : tiers) list += (list.empty() ? "" : ", ") + t;
+    return SessionErrorResult("invalid_request", "sessions for " + request.language + " are not available in isolation \"" +
+                                                     SanitizeUtf8(request.isolation.substr(0, 32)) +
+                                                     "\" here; available: " + (list.empty() ? "none" : list));
   }
   if (request.memory_mb > catalog_.limits().max_memory_mb) {
     return SessionErrorResult("invalid_request", "memory_mb " + std::to_string(request.memory_mb) +

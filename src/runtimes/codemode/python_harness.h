@@ -1,5 +1,5 @@
 // The code-mode harness for Python: the text of python_harness.py, embedded
-// at build time (embed_harness.cmake), which runs the program in main.py
+// at build time (cmake/embed_text.cmake), which runs the program in main.py
 // with a `tools` global speaking the bridge protocol (bridge.h) on fd 3.
 //
 // It is passed on the command line, so nothing needs to exist in the jail:

@@ -1,0 +1,26 @@
+<?php
+require 'check.php';
+check('mkdir', mkdir('d'));
+check('mkdir.exists', @mkdir('d') === false);
+check('mkdir.recursive', mkdir('a/b/c', 0777, true) && is_dir('a/b/c'));
+check('write.in.dir', file_put_contents('d/in', 'I') === 1);
+check('scandir', scandir('d') === ['.', '..', 'in']);
+check('rmdir.notempty', @rmdir('d') === false);
+check('rename.dir', rename('d', 'd2') && is_dir('d2') && !is_dir('d'));
+mkdir('empty');
+file_put_contents('empty/c', 'A');
+$h = opendir('a/b');
+$names = [];
+while (($n = readdir($h)) !== false) $names[] = $n;
+closedir($h);
+sort($names);
+check('readdir', $names === ['.', '..', 'c']);
+check('rmdir.nested', rmdir('a/b/c') && rmdir('a/b') && rmdir('a') && !file_exists('a'));
+mkdir('many');
+for ($i = 0; $i < 300; $i++) file_put_contents("many/f$i", (string) $i);
+check('many.listed', count(scandir('many')) === 302);
+foreach (scandir('many') as $n) if ($n[0] !== '.') unlink("many/$n");
+check('many.removed', rmdir('many'));
+check('glob', glob('d2/*') === ['d2/in']);
+check('getcwd', getcwd() !== false);
+check('chdir', chdir('d2') && file_get_contents('in') === 'I' && chdir('/work'));

@@ -1,0 +1,23 @@
+<?php
+require 'check.php';
+check('write.create', file_put_contents('out.txt', "written by the guest\n") === 21);
+check('read.back', file_get_contents('out.txt') === "written by the guest\n");
+check('read.absolute', file_get_contents('/work/out.txt') === "written by the guest\n");
+check('append', file_put_contents('v.txt', 'abc') === 3 && file_put_contents('v.txt', 'defg', FILE_APPEND) === 4);
+check('append.content', file_get_contents('v.txt') === 'abcdefg');
+$f = fopen('v.txt', 'r+');
+check('fopen.rplus', $f !== false);
+check('fseek.tell', fseek($f, 2) === 0 && ftell($f) === 2 && fread($f, 3) === 'cde');
+check('fseek.end', fseek($f, 0, SEEK_END) === 0 && ftell($f) === 7);
+check('ftruncate.grow', ftruncate($f, 10) && fstat($f)['size'] === 10);
+check('ftruncate.shrink', ftruncate($f, 7) && fstat($f)['size'] === 7);
+check('fclose', fclose($f));
+check('x.exclusive', @fopen('v.txt', 'x') === false);
+check('missing', @file_get_contents('missing.txt') === false && !file_exists('missing.txt'));
+check('rename', file_put_contents('gone.txt', 'g') === 1 && rename('gone.txt', 'renamed.txt') && !file_exists('gone.txt'));
+check('unlink', unlink('renamed.txt') && !file_exists('renamed.txt'));
+$big = str_repeat("0123456789abcdef", 65536);
+check('large.roundtrip', file_put_contents('big.bin', $big) === strlen($big) && md5_file('big.bin') === md5($big));
+check('unlink.big', unlink('big.bin'));
+check('tempnam', ($t = tempnam('/work', 'tmp')) !== false && file_exists($t) && unlink($t));
+check('copy', copy('v.txt', 'copy.txt') && file_get_contents('copy.txt') === 'abcdefg' && unlink('copy.txt'));
