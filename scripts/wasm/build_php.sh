@@ -57,7 +57,6 @@ SRC_PKG=php8.2
 RECIPE_REV=3
 KIT="$(cd "$(dirname "${BASH_SOURCE[0]}")/php" && pwd)"
 SJLJ="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../src/runtimes/wasm_setjmp" && pwd)"
-DEB_SRC_LIST=/etc/apt/sources.list.d/airlock-deb-src.list
 WASI_EMULATION="-D_WASI_EMULATED_SIGNAL -D_WASI_EMULATED_PROCESS_CLOCKS -D_WASI_EMULATED_GETPID -D_WASI_EMULATED_MMAN"
 WASI_EMULATION_LIBS="-lwasi-emulated-signal -lwasi-emulated-process-clocks -lwasi-emulated-getpid -lwasi-emulated-mman"
 # 8 MiB shadow stack placed first, so an overflow traps instead of
@@ -73,6 +72,8 @@ CONFIGURE_CACHE="ac_cv_func_getrusage=no ac_cv_func_flock=yes ac_cv_func_mkstemp
 
 say() { echo "build_php: $*" >&2; }
 die() { say "error: $*"; exit 1; }
+# shellcheck source=scripts/wasm/lib_deb_build.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib_deb_build.sh"
 
 for tool in clang-16 wasm-ld-16 llvm-ar-16 llvm-ranlib-16 llvm-nm-16 make patch dpkg-source; do
   command -v "$tool" >/dev/null || die "$tool missing; run scripts/wasm/install_toolchain.sh"
@@ -91,30 +92,6 @@ cache_complete() {
 }
 
 # --- which Debian source version ------------------------------------------
-ensure_deb_src() {
-  # (no `| grep -q`: with pipefail, grep's early exit would fail apt-cache)
-  if ! apt-cache showsrc --only-source "$SRC_PKG" 2>/dev/null | grep '^Version:' >/dev/null; then
-    if [ ! -f "$DEB_SRC_LIST" ]; then
-      # shellcheck disable=SC1091
-      local codename; codename="$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")"
-      say "adding deb-src entries in $DEB_SRC_LIST"
-      cat >"$DEB_SRC_LIST" <<LIST
-# Added by airlock scripts/wasm/build_php.sh: source packages for the WASI builds.
-deb-src http://deb.debian.org/debian ${codename} main
-deb-src http://deb.debian.org/debian ${codename}-updates main
-deb-src http://deb.debian.org/debian-security ${codename}-security main
-LIST
-    fi
-    apt-get update -qq >/dev/null
-  fi
-}
-
-# Source versions known to apt, newest first.
-source_versions() {
-  apt-cache showsrc --only-source "$SRC_PKG" | sed -n 's/^Version: //p' |
-    sort -u | sort -r -V
-}
-
 if [ -n "${PHP_DEB_VERSION:-}" ]; then
   candidates=("$PHP_DEB_VERSION")
 else
@@ -143,31 +120,7 @@ for v in "${candidates[@]}"; do
 done
 
 # --- build -----------------------------------------------------------------
-exec 9>"$CACHE_ROOT/.php-build.lock"
-flock 9   # one build at a time; re-check the cache after waiting
-# Leftovers of a killed build (staging dirs are only ever used under the lock).
-find "$CACHE_ROOT" -maxdepth 1 -name '.php-*' -type d -exec rm -rf {} +
-
-# A fixed build path (guarded by its own lock) keeps the temp dir's name out
-# of php.wasm, so rebuilds do not differ by it.
-work="${TMPDIR:-/tmp}/airlock-wasm-php-build"
-exec 8>"$work.lock"
-flock 8
-rm -rf "$work"
-mkdir -p "$work"
-stage=""
-cleanup() { rm -rf "$work"; [ -z "$stage" ] || rm -rf "$stage"; }
-trap cleanup EXIT
-trap 'exit 143' INT TERM HUP   # run the EXIT cleanup when interrupted too
-log="$CACHE_ROOT/build-php.log"
-: >"$log"
-start=$(date +%s)
-
-fail() {
-  say "FAILED: $* (log: $log); last lines:"
-  tail -n 40 "$log" >&2
-  exit 1
-}
+begin_build php
 
 # apt-get source: the newest version whose files can actually be fetched (a
 # mirror may lag behind its index); an older version already cached wins over

@@ -24,7 +24,6 @@ set -euo pipefail
 CACHE_ROOT="${AIRLOCK_WASM_CACHE:-/var/cache/airlock/wasm}"
 SRC_PKG=python3.11
 BUILD_PYTHON=/usr/bin/python3.11
-DEB_SRC_LIST=/etc/apt/sources.list.d/airlock-deb-src.list
 WASM_CFLAGS="-Wno-error=int-conversion"
 CONFIGURE_FLAGS="--host=wasm32-unknown-wasi --prefix=/ --disable-test-modules --with-build-python=${BUILD_PYTHON}"
 # Stdlib parts that are useless inside the sandbox (GUI, tests, pip bootstrap).
@@ -33,6 +32,8 @@ STDLIB_DROP=(test idlelib tkinter ensurepip turtledemo turtle.py lib2to3/tests
 
 say() { echo "build_python: $*" >&2; }
 die() { say "error: $*"; exit 1; }
+# shellcheck source=scripts/wasm/lib_deb_build.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib_deb_build.sh"
 
 for tool in clang-16 wasm-ld-16 llvm-ar-16 llvm-ranlib-16 "$BUILD_PYTHON" make dpkg-source; do
   command -v "$tool" >/dev/null || die "$tool missing; run scripts/wasm/install_toolchain.sh"
@@ -51,30 +52,6 @@ cache_complete() {
 }
 
 # --- which Debian source version ------------------------------------------
-ensure_deb_src() {
-  # (no `| grep -q`: with pipefail, grep's early exit would fail apt-cache)
-  if ! apt-cache showsrc --only-source "$SRC_PKG" 2>/dev/null | grep '^Version:' >/dev/null; then
-    if [ ! -f "$DEB_SRC_LIST" ]; then
-      # shellcheck disable=SC1091
-      local codename; codename="$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")"
-      say "adding deb-src entries in $DEB_SRC_LIST"
-      cat >"$DEB_SRC_LIST" <<LIST
-# Added by airlock scripts/wasm/build_python.sh: source packages for the WASI CPython build.
-deb-src http://deb.debian.org/debian ${codename} main
-deb-src http://deb.debian.org/debian ${codename}-updates main
-deb-src http://deb.debian.org/debian-security ${codename}-security main
-LIST
-    fi
-    apt-get update -qq >/dev/null
-  fi
-}
-
-# Source versions known to apt, newest first.
-source_versions() {
-  apt-cache showsrc --only-source "$SRC_PKG" | sed -n 's/^Version: //p' |
-    sort -u | sort -r -V
-}
-
 if [ -n "${PYTHON_DEB_VERSION:-}" ]; then
   candidates=("$PYTHON_DEB_VERSION")
 else
@@ -102,31 +79,7 @@ for v in "${candidates[@]}"; do
 done
 
 # --- build -----------------------------------------------------------------
-exec 9>"$CACHE_ROOT/.python-build.lock"
-flock 9   # one build at a time; re-check the cache after waiting
-# Leftovers of a killed build (staging dirs are only ever used under the lock).
-find "$CACHE_ROOT" -maxdepth 1 -name '.python-*' -type d -exec rm -rf {} +
-
-# A fixed build path (guarded by its own lock) keeps the temp dir's name out of
-# python.wasm's debug info and _sysconfigdata, so rebuilds are bit-identical.
-work="${TMPDIR:-/tmp}/airlock-wasm-python-build"
-exec 8>"$work.lock"
-flock 8
-rm -rf "$work"
-mkdir -p "$work"
-stage=""
-cleanup() { rm -rf "$work"; [ -z "$stage" ] || rm -rf "$stage"; }
-trap cleanup EXIT
-trap 'exit 143' INT TERM HUP   # run the EXIT cleanup when interrupted too
-log="$CACHE_ROOT/build-python.log"
-: >"$log"
-start=$(date +%s)
-
-fail() {
-  say "FAILED: $* (log: $log); last lines:"
-  tail -n 40 "$log" >&2
-  exit 1
-}
+begin_build python
 
 # apt-get source: the newest version whose files can actually be fetched (a
 # mirror may lag behind its index); an older version already cached wins over

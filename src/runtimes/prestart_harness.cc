@@ -164,40 +164,42 @@ std::string_view RubyPrestartHarness() {
 )RB";
 }
 
-std::string_view PhpPrestartHarness() {
-  return R"PHP(
-$__airlock = fopen('php://fd/3', 'rb');
-$argv = array_merge(['main.php'], array_slice(explode("\0", stream_get_contents($__airlock)), 0, -1));
-fclose($__airlock);
-unset($__airlock);
+// PHP: the hand-over read into $__airlock_raw ("ARG\0ARG\0..."), then the
+// same start for both tiers.
+constexpr std::string_view kPhpRunMain = R"PHP(
+$argv = array_merge(['main.php'], array_slice(explode("\0", $__airlock_raw), 0, -1));
+unset($__airlock_raw);
 $argc = count($argv);
 $_SERVER['argv'] = $argv;
 $_SERVER['argc'] = $argc;
 $_SERVER['SCRIPT_NAME'] = $_SERVER['SCRIPT_FILENAME'] = $_SERVER['PHP_SELF'] = $_SERVER['PATH_TRANSLATED'] = 'main.php';
 require 'main.php';
 )PHP";
+
+std::string_view PhpPrestartHarness() {
+  static const std::string harness = std::string(R"PHP(
+$__airlock = fopen('php://fd/3', 'rb');
+$__airlock_raw = stream_get_contents($__airlock);
+fclose($__airlock);
+unset($__airlock);)PHP") + std::string(kPhpRunMain);
+  return harness;
 }
 
 std::string_view WasmPhpPrestartHarness() {
   // STDIN unbuffered while the hand-over is read, so not one byte of the
   // run's own stdin is taken into the harness's buffer; buffered again
   // after (PHP's default chunk).
-  return R"PHP(
+  static const std::string harness = std::string(R"PHP(
 stream_set_read_buffer(STDIN, 0);
 $__airlock = function (int $n): string {
   $b = '';
   while (strlen($b) < $n && ($c = fread(STDIN, $n - strlen($b))) !== false && $c !== '') $b .= $c;
   return $b;
 };
-$argv = array_merge(['main.php'], array_slice(explode("\0", $__airlock((int) $__airlock(10))), 0, -1));
+$__airlock_raw = $__airlock((int) $__airlock(10));
 unset($__airlock);
-stream_set_read_buffer(STDIN, 8192);
-$argc = count($argv);
-$_SERVER['argv'] = $argv;
-$_SERVER['argc'] = $argc;
-$_SERVER['SCRIPT_NAME'] = $_SERVER['SCRIPT_FILENAME'] = $_SERVER['PHP_SELF'] = $_SERVER['PATH_TRANSLATED'] = 'main.php';
-require 'main.php';
-)PHP";
+stream_set_read_buffer(STDIN, 8192);)PHP") + std::string(kPhpRunMain);
+  return harness;
 }
 
 }  // namespace airlock::runtimes

@@ -20,6 +20,7 @@
 #include "jail/host.h"
 #include "runtimes/local_executor.h"
 #include "selftest/host_snapshot.h"
+#include "session_test_util.h"
 #include "test_jail_host.h"
 
 namespace airlock::runtimes {
@@ -53,33 +54,21 @@ class SessionTest : public ::testing::Test {
   }
 
   std::string Open(const std::string& language, uint64_t memory_mb = 0) {
-    const std::string id = "s_test_" + std::to_string(next_++) + "_" + std::to_string(getpid());
-    Status st = executor_->OpenSession({.id = id, .language = language, .memory_mb = memory_mb, .cpu_budget_ms = 60'000});
-    EXPECT_TRUE(st.ok()) << st.ToString();
-    return id;
+    return sessiontest::OpenTestSession(*executor_, "test", language, "native", memory_mb);
   }
 
   RunResult Cell(const std::string& id, const std::string& code, uint64_t timeout_ms = 10'000,
                  std::vector<InputFile> files = {}, std::vector<std::string> globs = {}, std::string stdin_data = "") {
-    RunRequest r;
-    r.session_id = id;
-    r.code = code;
-    r.timeout_ms = timeout_ms;
-    r.files = std::move(files);
-    r.output_globs = std::move(globs);
-    r.stdin_data = std::move(stdin_data);
-    CancelToken cancel;
-    return executor_->Run(r, nullptr, cancel);
+    return sessiontest::RunCell(*executor_, id, code, timeout_ms, std::move(files), std::move(globs),
+                            std::move(stdin_data));
   }
 
   static jail::JailHost* host_;
   static LocalExecutor* executor_;
-  static int next_;
 };
 
 jail::JailHost* SessionTest::host_ = nullptr;
 LocalExecutor* SessionTest::executor_ = nullptr;
-int SessionTest::next_ = 0;
 
 struct LanguageCase {
   std::string language;

@@ -166,20 +166,30 @@ class WasiConformanceTest : public ::testing::Test {
   }
 
   Outcome Run(const std::string& name, const RunOptions& opts = {}) {
-    Outcome o;
     const std::string wasm = Compile(name);
-    if (wasm.empty()) return o;
+    if (wasm.empty()) return Outcome{};
+    return RunModule(wasm, "", {name}, {}, opts);
+  }
+
+  // `airlock-js --wasi MODULE FLAGS ... -- ARGV... opts.args` over a fresh
+  // work dir holding `files` and opts.work_files, with opts' stdin, env and
+  // tar.
+  Outcome RunModule(const std::string& module, const std::string& flags, const std::vector<std::string>& argv,
+                    const std::map<std::string, std::string>& files, const RunOptions& opts) {
+    Outcome o;
     const fs::path run = *dir_ / ("run-" + std::to_string(runs_++));  // fresh for every run
     fs::remove_all(run);
     o.work = run / "work";
     fs::create_directories(o.work);
+    for (const auto& [path, data] : files) WriteFile(o.work / path, data);
     for (const auto& [path, data] : opts.work_files) WriteFile(o.work / path, data);
     WriteFile(run / "stdin", opts.stdin_bytes);
-    std::string cmd = Quote(kAirlockJs) + " --wasi " + Quote(wasm) + " --deadline-ms 60000";
+    std::string cmd = Quote(kAirlockJs) + " --wasi " + Quote(module) + " --deadline-ms 60000" + flags;
     if (opts.with_tar) cmd += " --tar " + Quote(Tar().string() + "=/lib");
     cmd += " --work " + Quote(o.work.string() + "=/work");
     for (const std::string& e : opts.env) cmd += " --env " + Quote(e);
-    cmd += " -- " + name;
+    cmd += " --";
+    for (const std::string& a : argv) cmd += " " + Quote(a);
     for (const std::string& a : opts.args) cmd += " " + Quote(a);
     cmd += " < " + Quote((run / "stdin").string()) + " > " + Quote((run / "stdout").string()) + " 2> " +
            Quote((run / "stderr").string());
@@ -192,21 +202,47 @@ class WasiConformanceTest : public ::testing::Test {
   // Every CHECK of NAME.c reported "ok", none failed, and the exit status
   // was 0.
   void ExpectAllChecksPass(const std::string& name, const Outcome& o) {
-    EXPECT_EQ(o.rc, 0) << o;
+    static const std::regex kCheck(R"re(CHECK(?:_ERRNO)?\(\s*"([^"]+)")re");
+    ExpectChecksOf(kPrograms / (name + ".c"), kCheck, o);
+  }
+
+  // Every check the program at `source` names (the regex's group 1)
+  // reported "ok", none failed, and the exit status was 0.
+  void ExpectChecksOf(const fs::path& source, const std::regex& check, const Outcome& o) {
+    const std::string name = source.filename().string();
+    EXPECT_EQ(o.rc, 0) << name << "\n" << o;
     for (const std::string& line : Lines(o.out)) {
       EXPECT_NE(line.rfind("FAIL", 0), 0u) << name << ": " << line;
     }
-    const std::string src = ReadAll(kPrograms / (name + ".c"));
-    static const std::regex kCheck(R"re(CHECK(?:_ERRNO)?\(\s*"([^"]+)")re");
+    const std::string src = ReadAll(source);
     size_t checks = 0;
     std::string missing;
-    for (auto it = std::sregex_iterator(src.begin(), src.end(), kCheck); it != std::sregex_iterator(); ++it) {
+    for (auto it = std::sregex_iterator(src.begin(), src.end(), check); it != std::sregex_iterator(); ++it) {
       ++checks;
-      const std::string check = (*it)[1];
-      if (!HasLine(o.out, "ok " + check)) missing += " " + check;
+      if (!HasLine(o.out, "ok " + std::string((*it)[1]))) missing += " " + std::string((*it)[1]);
     }
-    EXPECT_GT(checks, 0u) << "no checks found in " << name << ".c";
+    EXPECT_GT(checks, 0u) << "no checks found in " << name;
     EXPECT_EQ(missing, "") << name << ": these checks did not pass\n" << o;
+  }
+
+  // Two runs' "sample " lines: 16 random bytes in hex each, different.
+  static void ExpectDifferentSamples(const Outcome& a, const Outcome& b) {
+    std::string sample_a, sample_b;
+    for (const std::string& l : Lines(a.out)) if (l.rfind("sample ", 0) == 0) sample_a = l;
+    for (const std::string& l : Lines(b.out)) if (l.rfind("sample ", 0) == 0) sample_b = l;
+    EXPECT_EQ(sample_a.size(), 7u + 32u) << a;
+    EXPECT_NE(sample_a, sample_b);
+  }
+
+  // 150 000 bytes of lines, and the line a program prints for them (its
+  // length, its first 16 bytes, a 31-multiplier hash).
+  static std::pair<std::string, std::string> StdinAndItsLine() {
+    std::string input;
+    for (int i = 0; input.size() < 150000; ++i) input += "line " + std::to_string(i) + " of the input\n";
+    uint32_t hash = 0;
+    for (unsigned char c : input) hash = hash * 31 + c;
+    return {input, "stdin " + std::to_string(input.size()) + " bytes, first [" + input.substr(0, 16) + "], hash " +
+                       std::to_string(hash)};
   }
 
   static fs::path* dir_;
@@ -258,11 +294,7 @@ TEST_F(WasiConformanceTest, RandomVariesWithinAndAcrossRuns) {
   Outcome a = Run("random"), b = Run("random");
   ExpectAllChecksPass("random", a);
   ExpectAllChecksPass("random", b);
-  std::string sample_a, sample_b;
-  for (const std::string& l : Lines(a.out)) if (l.rfind("sample ", 0) == 0) sample_a = l;
-  for (const std::string& l : Lines(b.out)) if (l.rfind("sample ", 0) == 0) sample_b = l;
-  EXPECT_EQ(sample_a.size(), 7u + 32u) << a;
-  EXPECT_NE(sample_a, sample_b);
+  ExpectDifferentSamples(a, b);
 }
 
 TEST_F(WasiConformanceTest, ArgsAndEnvironAreExactlyWhatWasGiven) {
@@ -283,15 +315,10 @@ TEST_F(WasiConformanceTest, ArgsAndEnvironAreExactlyWhatWasGiven) {
 }
 
 TEST_F(WasiConformanceTest, StdinReadToTheEndAndPolled) {
-  std::string input;
-  for (int i = 0; input.size() < 150000; ++i) input += "line " + std::to_string(i) + " of the input\n";
-  uint32_t hash = 0;
-  for (unsigned char c : input) hash = hash * 31 + c;
+  const auto [input, line] = StdinAndItsLine();
   Outcome o = Run("stdin", {.stdin_bytes = input});
   ExpectAllChecksPass("stdin", o);
-  EXPECT_TRUE(HasLine(o.out, "stdin " + std::to_string(input.size()) + " bytes, first [" + input.substr(0, 16) +
-                                 "], hash " + std::to_string(hash)))
-      << o;
+  EXPECT_TRUE(HasLine(o.out, line)) << o;
 
   o = Run("stdin");
   ExpectAllChecksPass("stdin", o);
@@ -344,44 +371,16 @@ class PhpConformanceTest : public WasiConformanceTest {
   // tests/wasm/conformance/php/NAME.php as /work/main.php (beside
   // check.php), run as `php main.php ARGS` by php.wasm.
   Outcome RunPhp(const std::string& name, const RunOptions& opts = {}) {
-    Outcome o;
-    const fs::path run = *dir_ / ("php-run-" + std::to_string(runs_++));
-    fs::remove_all(run);
-    o.work = run / "work";
-    fs::create_directories(o.work);
-    for (const auto& [path, data] : opts.work_files) WriteFile(o.work / path, data);
-    WriteFile(o.work / "main.php", ReadAll(kPrograms / "php" / (name + ".php")));
-    WriteFile(o.work / "check.php", ReadAll(kPrograms / "php" / "check.php"));
-    WriteFile(run / "stdin", opts.stdin_bytes);
-    std::string cmd = Quote(kAirlockJs) + " --wasi " + Quote(php_) +
-                      " --heap-mb 256 --wasm-max-mb 256 --deadline-ms 60000";
-    if (opts.with_tar) cmd += " --tar " + Quote(Tar().string() + "=/lib");
-    cmd += " --work " + Quote(o.work.string() + "=/work");
-    for (const std::string& e : opts.env) cmd += " --env " + Quote(e);
-    cmd += " -- php -d display_errors=stderr main.php";
-    for (const std::string& a : opts.args) cmd += " " + Quote(a);
-    cmd += " < " + Quote((run / "stdin").string()) + " > " + Quote((run / "stdout").string()) + " 2> " +
-           Quote((run / "stderr").string());
-    o.rc = Shell(cmd);
-    o.out = ReadAll(run / "stdout");
-    o.err = ReadAll(run / "stderr");
-    return o;
+    return RunModule(php_, " --heap-mb 256 --wasm-max-mb 256", {"php", "-d", "display_errors=stderr", "main.php"},
+                     {{"main.php", ReadAll(kPrograms / "php" / (name + ".php"))},
+                      {"check.php", ReadAll(kPrograms / "php" / "check.php")}},
+                     opts);
   }
 
   // Every check('...') of NAME.php reported "ok", none failed, exit 0.
   void ExpectAllPhpChecksPass(const std::string& name, const Outcome& o) {
-    EXPECT_EQ(o.rc, 0) << name << "\n" << o;
-    for (const std::string& line : Lines(o.out)) EXPECT_NE(line.rfind("FAIL", 0), 0u) << name << ": " << line;
-    const std::string src = ReadAll(kPrograms / "php" / (name + ".php"));
     static const std::regex kCheck(R"re(check\(\s*'([^']+)')re");
-    size_t checks = 0;
-    std::string missing;
-    for (auto it = std::sregex_iterator(src.begin(), src.end(), kCheck); it != std::sregex_iterator(); ++it) {
-      ++checks;
-      if (!HasLine(o.out, "ok " + std::string((*it)[1]))) missing += " " + std::string((*it)[1]);
-    }
-    EXPECT_GT(checks, 0u) << "no checks found in " << name << ".php";
-    EXPECT_EQ(missing, "") << name << ": these checks did not pass\n" << o;
+    ExpectChecksOf(kPrograms / "php" / (name + ".php"), kCheck, o);
   }
 
   std::string php_;
@@ -427,11 +426,7 @@ TEST_F(PhpConformanceTest, RandomVariesWithinAndAcrossRuns) {
   Outcome a = RunPhp("random"), b = RunPhp("random");
   ExpectAllPhpChecksPass("random", a);
   ExpectAllPhpChecksPass("random", b);
-  std::string sample_a, sample_b;
-  for (const std::string& l : Lines(a.out)) if (l.rfind("sample ", 0) == 0) sample_a = l;
-  for (const std::string& l : Lines(b.out)) if (l.rfind("sample ", 0) == 0) sample_b = l;
-  EXPECT_EQ(sample_a.size(), 7u + 32u) << a;
-  EXPECT_NE(sample_a, sample_b);
+  ExpectDifferentSamples(a, b);
 }
 
 TEST_F(PhpConformanceTest, ArgsAndEnvironmentAreExactlyWhatWasGiven) {
@@ -449,15 +444,10 @@ TEST_F(PhpConformanceTest, ArgsAndEnvironmentAreExactlyWhatWasGiven) {
 }
 
 TEST_F(PhpConformanceTest, StdinReadToTheEnd) {
-  std::string input;
-  for (int i = 0; input.size() < 150000; ++i) input += "line " + std::to_string(i) + " of the input\n";
-  uint32_t hash = 0;
-  for (unsigned char c : input) hash = hash * 31 + c;
+  const auto [input, line] = StdinAndItsLine();
   Outcome o = RunPhp("stdin", {.stdin_bytes = input});
   ExpectAllPhpChecksPass("stdin", o);
-  EXPECT_TRUE(HasLine(o.out, "stdin " + std::to_string(input.size()) + " bytes, first [" + input.substr(0, 16) +
-                                 "], hash " + std::to_string(hash)))
-      << o;
+  EXPECT_TRUE(HasLine(o.out, line)) << o;
   o = RunPhp("stdin");
   ExpectAllPhpChecksPass("stdin", o);
   EXPECT_TRUE(HasLine(o.out, "stdin 0 bytes, first [], hash 0")) << o;

@@ -17,46 +17,23 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "cli_run_util.h"
+#include "wasm_cli_fixture.h"
 
 namespace airlock {
 namespace {
 
 namespace fs = std::filesystem;
-const std::string kAirlock = std::string(AIRLOCK_BINARY_DIR) + "/airlock";
 
-class WasmPhpTest : public ::testing::Test {
+class WasmPhpTest : public testing::WasmInterpreterCliTest {
  protected:
-  void SetUp() override {
-    if (!fs::exists(std::string(AIRLOCK_BINARY_DIR) + "/airlock-js")) GTEST_SKIP() << "needs airlock-js";
-    const char* env = getenv("AIRLOCK_WASM_CACHE");
-    const std::string cache = env != nullptr ? env : "/var/cache/airlock/wasm";
-    if (!fs::exists(cache + "/php/php.wasm")) GTEST_SKIP() << "needs php.wasm (scripts/wasm/build_php.sh)";
-    dir_ = fs::temp_directory_path() / ("airlock-wasm-php-" + std::to_string(getpid()));
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    if (!dir_.empty()) fs::remove_all(dir_, ec);
-  }
-
-  fs::path Write(const std::string& name, const std::string& content) {
-    const fs::path p = dir_ / name;
-    std::ofstream(p) << content;
-    return p;
-  }
+  void SetUp() override { Require("php/php.wasm", "scripts/wasm/build_php.sh"); }
 
   nlohmann::json Run(const std::string& code, const std::string& extra = "") {
-    const fs::path src = Write("main_src.php", code);
-    const std::string cmd =
-        kAirlock + " run --json --isolation wasm --lang php " + extra + " " + src.string() + " 2>/dev/null";
-    testing::CliOutcome o = testing::RunCommandLine(cmd);
+    testing::CliOutcome o = RunWasm("php", code, extra);
     nlohmann::json r = o.result();
     EXPECT_TRUE(r.is_object()) << o.out;
     return r.is_object() ? r : nlohmann::json::object();
   }
-
-  fs::path dir_;
 };
 
 TEST_F(WasmPhpTest, HelloWorldAndTheVersion) {

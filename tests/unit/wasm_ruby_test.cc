@@ -16,45 +16,20 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "cli_run_util.h"
+#include "wasm_cli_fixture.h"
 
 namespace airlock {
 namespace {
 
 namespace fs = std::filesystem;
-const std::string kAirlock = std::string(AIRLOCK_BINARY_DIR) + "/airlock";
 
 using Outcome = testing::CliOutcome;
 
-class WasmRubyTest : public ::testing::Test {
+class WasmRubyTest : public testing::WasmInterpreterCliTest {
  protected:
-  void SetUp() override {
-    if (!fs::exists(std::string(AIRLOCK_BINARY_DIR) + "/airlock-js")) GTEST_SKIP() << "needs airlock-js";
-    const char* env = getenv("AIRLOCK_WASM_CACHE");
-    const std::string cache = env != nullptr ? env : "/var/cache/airlock/wasm";
-    if (!fs::exists(cache + "/ruby/ruby.wasm")) GTEST_SKIP() << "needs ruby.wasm (scripts/wasm/install_ruby.sh)";
-    dir_ = fs::temp_directory_path() / ("airlock-wasm-ruby-" + std::to_string(getpid()));
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    if (!dir_.empty()) fs::remove_all(dir_, ec);
-  }
+  void SetUp() override { Require("ruby/ruby.wasm", "scripts/wasm/install_ruby.sh"); }
 
-  fs::path Write(const std::string& name, const std::string& content) {
-    const fs::path p = dir_ / name;
-    std::ofstream(p) << content;
-    return p;
-  }
-
-  Outcome Run(const std::string& code, const std::string& extra = "") {
-    const fs::path src = Write("main_src.rb", code);
-    const std::string cmd = kAirlock + " run --json --isolation wasm --lang ruby " + extra + " " + src.string() +
-                            " 2>/dev/null";
-    return testing::RunCommandLine(cmd);
-  }
-
-  fs::path dir_;
+  Outcome Run(const std::string& code, const std::string& extra = "") { return RunWasm("ruby", code, extra); }
 };
 
 TEST_F(WasmRubyTest, HelloWorld) {
