@@ -54,7 +54,7 @@ set -euo pipefail
 
 CACHE_ROOT="${AIRLOCK_WASM_CACHE:-/var/cache/airlock/wasm}"
 SRC_PKG=php8.2
-RECIPE_REV=3
+RECIPE_REV=5
 KIT="$(cd "$(dirname "${BASH_SOURCE[0]}")/php" && pwd)"
 SJLJ="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../src/runtimes/wasm_setjmp" && pwd)"
 WASI_EMULATION="-D_WASI_EMULATED_SIGNAL -D_WASI_EMULATED_PROCESS_CLOCKS -D_WASI_EMULATED_GETPID -D_WASI_EMULATED_MMAN"

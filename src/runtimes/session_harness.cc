@@ -216,10 +216,11 @@ std::string_view NodeSessionHarness() {
 )JS";
 }
 
-std::string_view RubySessionHarness() {
-  return R"RB(
+// Ruby's harness; @CTL@ is the control channel's descriptor, @STDIN@ how a
+// cell's stdin is set up.
+constexpr std::string_view kRubySessionHarness = R"RB(
 -> {
-  ctl = IO.new(3, "r+b")
+  ctl = IO.new(@CTL@, "r+b")
   out, err = STDOUT, STDERR
   b = TOPLEVEL_BINDING
   cell = 0
@@ -231,15 +232,7 @@ std::string_view RubySessionHarness() {
     code = cl.to_i > 0 ? ctl.read(cl.to_i) : +""
     input = sl.to_i > 0 ? ctl.read(sl.to_i) : ""
     cell += 1
-    begin
-      File.binwrite(path, input)
-      STDIN.reopen(path, "r")
-      File.unlink(path)
-      $stdin = STDIN
-    rescue SystemCallError => e  # e.g. an earlier cell holds every descriptor
-      err.syswrite("airlock: this cell's stdin could not be set up: #{e.message}\n") rescue nil
-    end
-    kind, status = "ok", 0
+@STDIN@    kind, status = "ok", 0
     begin
       v = b.eval(code.force_encoding(Encoding::UTF_8), "(cell #{cell})", 1)
       $stdout.puts(v.inspect) unless v.nil?
@@ -263,15 +256,49 @@ std::string_view RubySessionHarness() {
   end
 }.call
 )RB";
+
+constexpr std::string_view kRubyStdinNative = R"RB(    begin
+      File.binwrite(path, input)
+      STDIN.reopen(path, "r")
+      File.unlink(path)
+      $stdin = STDIN
+    rescue SystemCallError => e  # e.g. an earlier cell holds every descriptor
+      err.syswrite("airlock: this cell's stdin could not be set up: #{e.message}\n") rescue nil
+    end
+)RB";
+
+// WASI has no dup2 (no reopen): the cell's stdin is a StringIO.
+constexpr std::string_view kRubyStdinWasm = R"RB(    require "stringio"
+    $stdin = StringIO.new(input)
+)RB";
+
+std::string RubySessionHarnessFor(std::string_view ctl, std::string_view stdin_setup) {
+  std::string s(kRubySessionHarness);
+  s.replace(s.find("@CTL@"), 5, ctl);
+  s.replace(s.find("@STDIN@"), 7, stdin_setup);
+  return s;
 }
 
-std::string_view PhpSessionHarness() {
-  return R"PHP(
+std::string_view RubySessionHarness() {
+  static const std::string harness = RubySessionHarnessFor("3", kRubyStdinNative);
+  return harness;
+}
+
+std::string_view WasmRubySessionHarness() {
+  // 0: ruby.wasm's wasi-vfs passes only descriptors 0-2 through to the host,
+  // so the control channel takes stdin's place (airlock-js
+  // --control-guest-fd 0); a cell's stdin is a StringIO.
+  static const std::string harness = RubySessionHarnessFor("0", kRubyStdinWasm);
+  return harness;
+}
+
+// PHP's harness; @CTL@ is the control channel's descriptor.
+constexpr std::string_view kPhpSessionHarness = R"PHP(
 final class __Airlock {
   public static $ctl = null;
   public static $cell = 0;
   public static function next(): array {
-    self::$ctl ??= fopen('php://fd/3', 'r+b');
+    self::$ctl ??= fopen('php://fd/@CTL@', 'r+b');
     $h = fgets(self::$ctl);
     if ($h === false) exit(0);
     [$nonce, $cl, $sl] = explode(' ', trim($h));
@@ -304,6 +331,23 @@ while (true) {
   }
 }
 )PHP";
+
+std::string PhpSessionHarnessFor(std::string_view ctl) {
+  std::string s(kPhpSessionHarness);
+  s.replace(s.find("@CTL@"), 5, ctl);
+  return s;
+}
+
+std::string_view PhpSessionHarness() {
+  static const std::string harness = PhpSessionHarnessFor("3");
+  return harness;
+}
+
+std::string_view WasmPhpSessionHarness() {
+  // 1000: the guest's control descriptor (engine/js/wasi_runner.h); the
+  // WASI build opens php://fd/N without dup (scripts/wasm/php/).
+  static const std::string harness = PhpSessionHarnessFor("1000");
+  return harness;
 }
 
 std::string_view BashSessionHarness() {

@@ -49,6 +49,12 @@ std::string_view BashSessionHarness();    // for bash -c
 // python -c): the turns come over the guest's fd 1000, and a cell's stdin
 // is an in-memory stream (WASI has no dup2).
 std::string_view WasmPythonSessionHarness();
+// For Ruby in the WASM tier (airlock-js --wasi-ruby ... --control-fd 3
+// --control-guest-fd 0 -- ruby -e): the native harness over the guest's
+// fd 0 (ruby.wasm's wasi-vfs passes only 0-2 through), stdin a StringIO.
+std::string_view WasmRubySessionHarness();
+// For PHP in the WASM tier: the native harness over the guest's fd 1000.
+std::string_view WasmPhpSessionHarness();
 
 // The message that starts one turn.
 std::string SessionTurnMessage(const std::string& nonce, const std::string& code, const std::string& stdin_data);

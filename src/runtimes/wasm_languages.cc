@@ -57,6 +57,10 @@ std::vector<LanguageSpec> WasmTierLanguages(const std::string& airlock_js_path, 
   js.engine_exit_out_of_memory = 3;
   js.notes = "SpiderMonkey with only the ECMAScript built-ins, console and scriptArgs: no modules, files, network, "
              "process or stdin; top-level await and return work";
+  // Sessions: one engine and global, cells read from the jail's control
+  // socket (engine/js/js_session.h); no stdin in this tier.
+  js.session_argv = {kJailAirlockJsPath, "--session", "--control-fd", "3", "--heap-mb", "{heap_mb}"};
+  js.session_stdin = false;
   all.push_back(js);
 
   // C and C++: compiled to wasm32-wasi in the jail with Debian's clang-16,
@@ -150,6 +154,10 @@ std::vector<LanguageSpec> WasmTierLanguages(const std::string& airlock_js_path, 
                         "--heap-mb", "{heap_mb}", "--wasm-max-mb", "{heap_mb}", "--work", "/work=/work",
                         "--resume-fd", "3", "--", "ruby", "main.rb"};
     rb.prestart_takes_timeout = true;
+    rb.session_argv = {kJailAirlockJsPath, "--wasi-ruby", std::string(kJailWasmRubyDir) + "/ruby.wasm",
+                       "--heap-mb", "{heap_mb}", "--wasm-max-mb", "{heap_mb}", "--work", "/work=/work",
+                       "--control-fd", "3", "--control-guest-fd", "0", "--", "ruby", "-e",
+                       std::string(WasmRubySessionHarness())};
     rb.default_memory_mb = 512;  // ~210 MB before the program allocates (the module's code, stdlib in memory)
     rb.notes = "CRuby (ruby.wasm from npm) with its standard library and bundled gems, RubyGems loaded on first use; "
                "no sockets, threads, subprocesses or JS interop";
@@ -185,6 +193,13 @@ std::vector<LanguageSpec> WasmTierLanguages(const std::string& airlock_js_path, 
     php.prestart_argv.insert(php.prestart_argv.end(), ini.begin(), ini.end());
     php.prestart_argv.insert(php.prestart_argv.end(), {"-r", std::string(WasmPhpPrestartHarness())});
     php.prestart_takes_timeout = true;
+    // Sessions: eval() at global scope, turns over the guest's fd 1000 (the
+    // engine's control channel, --control-fd); no stdin, as natively.
+    php.session_argv = {kJailAirlockJsPath, "--wasi", wasm, "--wasm-baseline", "--heap-mb", "{heap_mb}",
+                        "--wasm-max-mb", "{heap_mb}", "--work", "/work=/work", "--control-fd", "3", "--", "php"};
+    php.session_argv.insert(php.session_argv.end(), ini.begin(), ini.end());
+    php.session_argv.insert(php.session_argv.end(), {"-r", std::string(WasmPhpSessionHarness())});
+    php.session_stdin = false;
     php.notes = "PHP 8.2 CLI compiled to wasm32-wasi (Core, date, hash, json, pcre, random, Reflection, SPL, "
                 "standard, bcmath, calendar, ctype, filter, mbstring, tokenizer); no sockets, processes, Fibers "
                 "or XML";

@@ -122,7 +122,8 @@ WasiContext::WasiContext(Vfs& vfs, WasiOptions options) : vfs_(vfs), opts_(std::
     if (!p.dir || !p.dir->is_dir()) continue;
     fds_[next++] = Fd{FdKind::kDir, p.dir, 0, 0, kAllRights, kAllRights, p.guest_path};
   }
-  if (opts_.host_stream && opts_.host_stream->guest_fd >= next && !fds_.count(opts_.host_stream->guest_fd)) {
+  if (opts_.host_stream && (opts_.host_stream->guest_fd == 0 ||
+                            (opts_.host_stream->guest_fd >= next && !fds_.count(opts_.host_stream->guest_fd)))) {
     fds_[opts_.host_stream->guest_fd] =
         Fd{FdKind::kHostStream, nullptr, 0, 0, kRightFdRead | kRightFdWrite | kRightPollFdReadwrite, 0, ""};
   }

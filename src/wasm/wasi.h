@@ -62,6 +62,9 @@ struct WasiPreopen {
 // session's control channel, airlock-js --control-fd): the guest's fd_read
 // and fd_write on `guest_fd` call these, which may block. Not seekable, no
 // path, invisible to fd_prestat_* (wasi-libc never takes it for a preopen).
+// `guest_fd` is above the preopens, or 0: then it replaces stdin (for a
+// guest whose runtime keeps its own descriptor table, as ruby.wasm's
+// wasi-vfs does, and only passes 0-2 through).
 struct WasiHostStream {
   uint32_t guest_fd = 0;
   // Fills at most `into.size()` bytes; *got = 0 at the end of the stream.

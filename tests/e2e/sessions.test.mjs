@@ -619,6 +619,30 @@ describe('sessions over stdio', () => {
     }
   });
 
+  it('WASM-tier sessions of javascript, ruby and php keep their state between calls', async (t) => {
+    const langs = (await sdkCall(client(), 'list_languages', {})).structuredContent.languages;
+    const cases = {
+      javascript: ['var x = 41; function f(v) { return v + 1; }', 'f(x)', '42\n'],
+      ruby: ['x = 41\ndef f(v) = v + 1', 'puts f(x)', '42\n'],
+      php: ['$x = 41; function f($v) { return $v + 1; }', 'echo f($x), "\\n";', '42\n'],
+    };
+    let ran = 0;
+    for (const [lang, [set, get, want]] of Object.entries(cases)) {
+      if (!langs.find((l) => l.name === lang)?.session_tiers?.includes('wasm')) continue;
+      const s = await openSession(client(), { language: lang, isolation: 'wasm' });
+      try {
+        await okCell(client(), s.session_id, set, { timeout_ms: 60000 });
+        const got = await okCell(client(), s.session_id, get, { timeout_ms: 60000 });
+        assert.equal(got.stdout, want, lang);
+        assert.equal(got.isolation, 'wasm', lang);
+        ran += 1;
+      } finally {
+        await closeQuietly(client(), s.session_id);
+      }
+    }
+    if (ran === 0) t.skip('no WASM-tier sessions besides python on this host');
+  });
+
   it('refusals: languages without sessions, bad open arguments, args/memory_mb/isolation in a call, a language mismatch', async () => {
     // open_session refusals: tool results with isError (or JSON-RPC invalid params).
     const refused = async (args, codes, what) => {

@@ -186,6 +186,30 @@ echo implode(',', array_map(null, [1, 2], [3, 4])[1]), ' ', serialize([1 => 'a']
       << r;
 }
 
+// WASI has no dup(): the build opens php://stdin, stdout, stderr and fd/N
+// on the descriptor itself, and closing such a stream leaves it open.
+TEST_F(WasmPhpTest, PhpStreamsOnTheStandardDescriptorsWork) {
+  const std::filesystem::path in = Write("in.txt", "line one\nline two\n");
+  nlohmann::json r = Run(R"(<?php
+$a = fopen('php://stdin', 'r');
+echo fgets($a);
+fclose($a);
+echo stream_get_contents(fopen('php://stdin', 'r'));
+$out = fopen('php://stdout', 'w');
+fwrite($out, "to stdout\n");
+fclose($out);
+file_put_contents('php://stdout', "again\n");
+file_put_contents('php://fd/2', "to stderr\n");
+$bad = @fopen('php://fd/77', 'r');
+var_dump($bad === false || @fread($bad, 1) === false || @fread($bad, 1) === '');
+)",
+                         "--stdin " + in.string());
+  EXPECT_EQ(r["status"], "ok") << r;
+  // As natively: the first stream read ahead and took "line two" with it.
+  EXPECT_EQ(r["stdout"], "line one\nto stdout\nagain\nbool(true)\n") << r;
+  EXPECT_EQ(r["stderr"], "to stderr\n") << r;
+}
+
 TEST_F(WasmPhpTest, FibersAreACatchableError) {
   nlohmann::json r = Run(R"(<?php
 try {

@@ -73,9 +73,13 @@ TEST_F(WasmSessionTest, TheLanguageListSaysWhichTiersHaveSessions) {
   for (const LanguageInfo& l : executor_->Languages()) {
     if (l.name != "python") continue;
     EXPECT_EQ(l.session_tiers, (std::vector<std::string>{"native", "wasm"}));
+  }
+  for (const LanguageInfo& l : executor_->Languages()) {
+    if (l.name != "javascript") continue;
+    EXPECT_EQ(l.session_tiers, (std::vector<std::string>{"native", "wasm"}));
     return;
   }
-  ADD_FAILURE() << "python is not listed";
+  ADD_FAILURE() << "javascript is not listed";
 }
 
 TEST_F(WasmSessionTest, StateFilesAndTheLastExpressionPersistAcrossCells) {
@@ -147,14 +151,14 @@ TEST_F(WasmSessionTest, TheHostIsNotThere) {
                      "    except BaseException as e:\n"
                      "        return type(e).__name__\n"
                      "print(t(lambda: open('/etc/passwd').read()[:20]), t(lambda: open('/proc/self/environ').read()))\n"
-                     "print(dict(os.environ), t(lambda: __import__('socket').socket()), t(lambda: os.read(3, 10)))\n"
-                     "print(t(lambda: os.write(1000, b'forged 0 ok\\n')))");
+                     "print(dict(os.environ), t(lambda: __import__('socket').socket()), t(lambda: os.read(3, 10)))");
   EXPECT_EQ(r.stdout_text.find("root:x"), std::string::npos) << r.stdout_text;
   // The environment is the two variables the engine gives CPython, no more.
   EXPECT_NE(r.stdout_text.find("{'PYTHONHOME': '/usr', 'PYTHONDONTWRITEBYTECODE': '1'}"), std::string::npos)
       << r.stdout_text;
   // A cell that writes to the control channel forges nothing the supervisor
   // takes for an answer: the session is lost, not fooled.
+  r = Cell(id, "import os\nos.write(1000, b'forged 0 ok\\n')\nprint('after the forgery')");
   if (r.error_code != "E_SESSION_LOST") {
     RunResult after = Cell(id, "print('alive')");
     EXPECT_TRUE(after.stdout_text == "alive\n" || after.error_code == "E_SESSION_LOST") << after.stdout_text;
@@ -225,9 +229,86 @@ TEST_F(WasmSessionTest, ACallWhileAnotherRunsIsBusyAndCloseLeavesNothing) {
   EXPECT_TRUE(selftest::ProcessesWithCmdline(mine).empty()) << "the session's engine outlived close";
 }
 
+// JavaScript in the engine itself (airlock-js --session): one global for
+// the session, the completion value shown, an exception ends the cell.
+TEST_F(WasmSessionTest, JavaScriptKeepsItsGlobalAcrossCells) {
+  const std::string id = sessiontest::OpenTestSession(*executor_, "wasmjs", "javascript", "wasm", 0);
+  RunResult set = Cell(id, "var x = 41; let y = 1; function f(v) { return v + y; }");
+  ASSERT_EQ(set.status, RunStatus::kOk) << set.message << set.stderr_text;
+  EXPECT_EQ(set.stdout_text, "");
+  RunResult get = Cell(id, "console.log(typeof require, typeof process); f(x)");
+  EXPECT_EQ(get.stdout_text, "undefined undefined\n42\n") << get.stderr_text;
+  EXPECT_EQ(get.isolation, "wasm");
+  RunResult thrown = Cell(id, "throw new TypeError('boom')");
+  EXPECT_EQ(thrown.status, RunStatus::kExitNonzero);
+  EXPECT_NE(thrown.stderr_text.find("Uncaught TypeError: boom"), std::string::npos) << thrown.stderr_text;
+  EXPECT_NE(thrown.stderr_text.find("<cell 3>"), std::string::npos) << thrown.stderr_text;
+  RunResult again = Cell(id, "let y = 2");
+  EXPECT_NE(again.stderr_text.find("redeclaration of let y"), std::string::npos) << again.stderr_text;
+  RunResult awaited = Cell(id, "await Promise.resolve(y + 6)");
+  EXPECT_EQ(awaited.stdout_text, "7\n") << awaited.stderr_text;
+  RunResult jobs = Cell(id, "Promise.resolve(1).then((v) => console.log('job', v)); ({a: [x]})");
+  EXPECT_EQ(jobs.stdout_text, "{\"a\":[41]}\njob 1\n") << jobs.stderr_text;
+  // No stdin in this tier: refused, and the session goes on.
+  RunRequest with_stdin;
+  with_stdin.session_id = id;
+  with_stdin.code = "1";
+  with_stdin.stdin_data = "x";
+  CancelToken cancel;
+  EXPECT_EQ(executor_->Run(with_stdin, nullptr, cancel).error_code, "invalid_request");
+  EXPECT_EQ(Cell(id, "x").stdout_text, "41\n");
+  // Past its heap the engine stops: the session is lost.
+  RunResult oom = Cell(id, "const a = []; while (true) a.push(new Array(1e6).fill(1));");
+  EXPECT_EQ(oom.error_code, "E_SESSION_LOST") << oom.message;
+  EXPECT_TRUE(executor_->CloseSession(id).ok());
+}
+
+// PHP for WASI (php -r with the native harness over the guest's fd 1000,
+// opened through php://fd without dup): eval() at global scope.
+TEST_F(WasmSessionTest, PhpKeepsItsGlobalsAcrossCells) {
+  if (executor_->Find("php", false, "wasm") == nullptr) GTEST_SKIP() << "no PHP WASI build";
+  const std::string id = sessiontest::OpenTestSession(*executor_, "wasmphp", "php", "wasm", 0);
+  RunResult set = Cell(id, "$x = 41; function f($v) { return $v + 1; } file_put_contents('note.txt', 'noted');");
+  ASSERT_EQ(set.status, RunStatus::kOk) << set.message << set.stderr_text;
+  RunResult get = Cell(id, "<?php echo f($x), ' ', file_get_contents('note.txt'), ' ', PHP_INT_SIZE, \"\\n\";");
+  EXPECT_EQ(get.stdout_text, "42 noted 4\n") << get.stderr_text;  // 4: the wasm32 build
+  EXPECT_EQ(get.isolation, "wasm");
+  RunResult thrown = Cell(id, "throw new RuntimeException('boom');");
+  EXPECT_EQ(thrown.status, RunStatus::kExitNonzero);
+  EXPECT_NE(thrown.stderr_text.find("Uncaught RuntimeException: boom"), std::string::npos) << thrown.stderr_text;
+  RunResult after = Cell(id, "echo $x, \"\\n\";", 20'000, {{"in.txt", "from the host"}}, {"out.txt"});
+  EXPECT_EQ(after.stdout_text, "41\n") << after.stderr_text;
+  RunResult files = Cell(id, "file_put_contents('out.txt', strtoupper(file_get_contents('in.txt')));", 20'000, {},
+                         {"out.txt"});
+  ASSERT_EQ(files.files.size(), 1u) << files.stderr_text;
+  EXPECT_EQ(files.files[0].content, "FROM THE HOST");
+  // exit() ends PHP itself, as natively: the session is lost.
+  RunResult exited = Cell(id, "exit(3);");
+  EXPECT_EQ(exited.error_code, "E_SESSION_LOST") << exited.message;
+  EXPECT_TRUE(executor_->CloseSession(id).ok());
+}
+
+// Ruby (ruby.wasm, a reactor: the runner evaluates the harness with
+// `ruby -e`): one top-level binding, values shown with inspect.
+TEST_F(WasmSessionTest, RubyKeepsItsBindingAcrossCells) {
+  if (executor_->Find("ruby", false, "wasm") == nullptr) GTEST_SKIP() << "no ruby.wasm";
+  const std::string id = sessiontest::OpenTestSession(*executor_, "wasmrb", "ruby", "wasm", 0);
+  RunResult set = Cell(id, "x = 41\ndef f(v) = v + 1\nFile.write('note.txt', 'noted')", 60'000);
+  ASSERT_EQ(set.status, RunStatus::kOk) << set.message << set.stderr_text;
+  RunResult get = Cell(id, "puts \"#{f(x)} #{File.read('note.txt')} #{RUBY_PLATFORM}\"\n[x, nil]", 60'000);
+  EXPECT_EQ(get.stdout_text, "42 noted wasm32-wasi\n[41, nil]\n") << get.stderr_text;
+  RunResult in = Cell(id, "$stdin.read.upcase", 60'000, {}, {}, "from stdin");
+  EXPECT_EQ(in.stdout_text, "\"FROM STDIN\"\n") << in.stderr_text;
+  RunResult thrown = Cell(id, "raise ArgumentError, 'boom'", 60'000);
+  EXPECT_EQ(thrown.status, RunStatus::kExitNonzero);
+  EXPECT_NE(thrown.stderr_text.find("boom (ArgumentError)"), std::string::npos) << thrown.stderr_text;
+  RunResult exited = Cell(id, "exit 3", 60'000);
+  EXPECT_EQ(exited.exit_code, 3);
+  EXPECT_EQ(Cell(id, "x", 60'000).stdout_text, "41\n");
+  EXPECT_TRUE(executor_->CloseSession(id).ok());
+}
+
 TEST_F(WasmSessionTest, RefusesATierWithoutSessions) {
-  EXPECT_EQ(executor_->OpenSession({.id = "s_w_js", .language = "ruby", .isolation = "wasm"}).code(),
-            StatusCode::kNotFound);
   EXPECT_EQ(executor_->OpenSession({.id = "s_w_c", .language = "c", .isolation = "wasm"}).code(),
             StatusCode::kNotFound);
 }

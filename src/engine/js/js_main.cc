@@ -4,6 +4,9 @@
 //   airlock-js [--heap-mb N] [--deadline-ms N] [--bridge-fd N|none]
 //              [--max-console-bytes N] [--enable-wasm] [--resume-fd N] SCRIPT_PATH
 //
+// Other modes: `--wasi` (wasi_runner.h), `--wasi-ruby` (ruby_runner.h),
+// `--session` (a session interpreter, js_session.h).
+//
 // The program sees only the ECMAScript built-ins, `console`, and — when a
 // bridge fd is given — `tools` and `ToolError` (see bridge_client.h). The
 // code runs as the body of an async function (top-level await and return
@@ -51,6 +54,7 @@
 #include "engine/js/js_engine.h"
 #include "engine/js/js_errors.h"
 #include "engine/js/js_json.h"
+#include "engine/js/js_session.h"
 #include "engine/js/ruby_runner.h"
 #include "engine/js/wasi_runner.h"
 
@@ -320,6 +324,7 @@ int Main(int argc, char** argv) {
   }
   if (argc >= 2 && std::string_view(argv[1]) == "--wasi") return WasiMain(argc, argv);
   if (argc >= 2 && std::string_view(argv[1]) == "--wasi-ruby") return RubyMain(argc, argv);
+  if (argc >= 2 && std::string_view(argv[1]) == "--session") return SessionMain(argc, argv);
   StatusOr<Flags> flags = ParseFlags(argc, argv);
   if (!flags.ok()) {
     WriteStderr("airlock-js: " + flags.status().message() + "\n" + kUsage);

@@ -1,6 +1,7 @@
 // The Ruby code with which `airlock-js --wasi-ruby` runs a program (see
 // ruby_runner.h): what `ruby SCRIPT ARGS` does after parsing its options.
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -70,7 +71,11 @@ __airlock_report = lambda do |e|
   $stderr.write(text)
 end
 __airlock_status = begin
-  load __airlock_script
+  if __airlock_code
+    TOPLEVEL_BINDING.eval(__airlock_code, "-e", 1)
+  else
+    load __airlock_script
+  end
   0
 rescue SystemExit => e
   e.status
@@ -94,11 +99,13 @@ exit!(__airlock_status)
 
 }  // namespace
 
-std::string RubyBootstrap(const std::string& script, const std::vector<std::string>& args) {
-  std::string code = "__airlock_script = " + RubyLiteral(script) + "\n$0 = __airlock_script\nARGV.replace([";
-  for (size_t i = 0; i < args.size(); ++i) code += (i ? ", " : "") + RubyLiteral(args[i]);
-  code += "])\n";
-  return code + kBootstrap;
+std::string RubyBootstrap(const std::string& script, const std::vector<std::string>& args,
+                          const std::optional<std::string>& code) {
+  std::string out = "__airlock_script = " + RubyLiteral(script) + "\n$0 = __airlock_script\n__airlock_code = " +
+                    (code ? RubyLiteral(*code) : std::string("nil")) + "\nARGV.replace([";
+  for (size_t i = 0; i < args.size(); ++i) out += (i ? ", " : "") + RubyLiteral(args[i]);
+  out += "])\n";
+  return out + kBootstrap;
 }
 
 }  // namespace airlock::engine::js

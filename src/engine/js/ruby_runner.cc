@@ -156,13 +156,18 @@ WasmOutcome RunRuby(WasiGuest& guest) {
   // The program: the bootstrap ends with exit!, so a return means it failed.
   // Pre-started, everything up to here was paid before the run; the run's
   // arguments come with the hand-over.
-  std::vector<std::string> args(guest.argv.begin() + 2, guest.argv.end());
+  // `ruby -e CODE ARGS`: the code evaluated at top level (a session's
+  // harness, which reads its turns from the guest's control descriptor).
+  const bool inline_code = guest.argv[1] == "-e" && guest.argv.size() >= 3;
+  std::vector<std::string> args(guest.argv.begin() + (inline_code ? 3 : 2), guest.argv.end());
   if (guest.hand_over) {
     std::vector<std::string> handed = guest.hand_over();
     args.insert(args.end(), handed.begin(), handed.end());
   }
   int32_t code_ptr = 0, code_len = 0;
-  r = PutString(*inst, RubyBootstrap(guest.argv[1], args), &code_ptr, &code_len);
+  r = PutString(*inst,
+                RubyBootstrap(guest.argv[1], args, inline_code ? std::optional<std::string>(guest.argv[2]) : std::nullopt),
+                &code_ptr, &code_len);
   if (r.kind != WasmOutcome::Kind::kReturned) return r;
   int32_t ret_area = 0;
   r = inst->Call(kEvalProtect, std::vector<int32_t>{code_ptr, code_len}, &ret_area);

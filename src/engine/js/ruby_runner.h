@@ -4,7 +4,7 @@
 //
 //   airlock-js --wasi-ruby RUBY.wasm [the flags of --wasi: --heap-mb, --deadline-ms,
 //              --wasm-max-mb, --max-output-bytes, --tar, --work, --env]
-//              -- ruby SCRIPT [ARG...]
+//              -- ruby SCRIPT [ARG...]      (or -- ruby -e CODE [ARG...])
 //
 // ruby.wasm is a WASI *reactor*: it has no _start, only an API exported in
 // wit-bindgen's legacy canonical ABI. The runner instantiates it once
@@ -31,6 +31,7 @@
 #ifndef AIRLOCK_ENGINE_JS_RUBY_RUNNER_H_
 #define AIRLOCK_ENGINE_JS_RUBY_RUNNER_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,9 +40,11 @@ namespace airlock::engine::js {
 // argv[1] is "--wasi-ruby".
 int RubyMain(int argc, char** argv);
 
-// The Ruby code that runs `script` with ARGV = `args`, both embedded as
+// The Ruby code that runs `script` with ARGV = `args` (or, given `code`,
+// evaluates it at top level as `ruby -e` does, $0 "-e"), all embedded as
 // escaped string literals (ruby_bootstrap.cc).
-std::string RubyBootstrap(const std::string& script, const std::vector<std::string>& args);
+std::string RubyBootstrap(const std::string& script, const std::vector<std::string>& args,
+                          const std::optional<std::string>& code = std::nullopt);
 
 }  // namespace airlock::engine::js
 

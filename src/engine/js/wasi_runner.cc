@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -62,6 +63,7 @@ struct WasiFlags {
   // A session (--control-fd N): host fd N, a socket to the supervisor, is
   // the guest's fd kGuestControlFd (wasi_runner.h); stdin is not read.
   int control_fd = -1;
+  uint32_t control_guest_fd = kGuestControlFd;  // --control-guest-fd: 0 (stdin) or 100..1023
 };
 
 void Write(int fd, std::string_view s) {
@@ -136,6 +138,8 @@ StatusOr<WasiFlags> ParseWasiFlags(int argc, char** argv) {
       f.resume_fd = static_cast<int>(*n);
     } else if (a == "--control-fd" && *n >= 3 && *n < 1024) {
       f.control_fd = static_cast<int>(*n);
+    } else if (a == "--control-guest-fd" && (*n == 0 || (*n >= 100 && *n < 1024))) {
+      f.control_guest_fd = static_cast<uint32_t>(*n);
     } else {
       return InvalidArgument("unknown flag or bad value: " + std::string(a));
     }
@@ -384,7 +388,7 @@ int WasiMainWith(int argc, char** argv, const WasiDriver& driver) {
     const int ctl = flags->control_fd;
     const std::string host_work = flags->work->first;
     wo.host_stream = wasm::WasiHostStream{
-        .guest_fd = kGuestControlFd,
+        .guest_fd = flags->control_guest_fd,
         .read = [&, ctl, host_work](std::span<uint8_t> into, size_t* got) {
           ssize_t n;
           do {
@@ -438,9 +442,11 @@ int WasiMainWith(int argc, char** argv, const WasiDriver& driver) {
   }
   std::vector<HostImport> imports;
   const std::vector<wasm::WasiImport>& table = wasm::WasiContext::Imports();
+  uint64_t guest_memory_bytes = 0;  // the guest's linear memory at its latest WASI call
   for (size_t i = 0; i < table.size(); ++i) {
     imports.push_back({"wasi_snapshot_preview1", table[i].name, static_cast<unsigned>(table[i].params.size()),
-                       [&wasi, i](std::span<uint8_t> memory, std::span<const uint64_t> args) {
+                       [&wasi, i, &guest_memory_bytes](std::span<uint8_t> memory, std::span<const uint64_t> args) {
+                         guest_memory_bytes = memory.size();
                          const uint32_t r = wasi.Call(i, memory, args);
                          if (r == wasm::WasiContext::kStop) {
                            return HostResult::Exit(static_cast<int32_t>(wasi.exit_code().value_or(0)));
@@ -481,6 +487,18 @@ int WasiMainWith(int argc, char** argv, const WasiDriver& driver) {
       Write(2, "airlock-js: " + outcome.message + "\n");
       code = 1;
       break;
+  }
+  // memory.grow fails at the cap and the guest's allocator reports it its
+  // own way (MemoryError, abort(), PHP's fatal error), then the program
+  // fails: a failure with the memory within an eighth (at least 16 MiB) of
+  // its cap is the run's memory limit, as the cgroup's OOM kill is natively.
+  const uint64_t cap = flags->wasm_max_mb << 20;
+  const bool failed = (outcome.kind == WasmOutcome::Kind::kExited && code != 0) ||
+                      outcome.kind == WasmOutcome::Kind::kTrap;
+  if (failed && guest_memory_bytes + std::max<uint64_t>(cap / 8, 16u << 20) >= cap) {
+    Write(2, "airlock-js: out of memory: the program's memory reached its limit of " +
+                 std::to_string(flags->wasm_max_mb) + " MiB\n");
+    code = kExitOutOfMemory;
   }
   // Everything the run produced is written (raw writes, the work dir saved).
   // Tearing down an engine that holds a compiled interpreter and its heap

@@ -18,7 +18,8 @@
 //
 // --wasm-baseline compiles the module with the baseline compiler only (no
 // Ion tier in the background). --resume-fd N: pre-started (below).
-// --control-fd N: a session; host fd N is the guest's kGuestControlFd, the
+// --control-fd N: a session; host fd N is the guest's kGuestControlFd (or
+// --control-guest-fd G: 0, in place of stdin, or 100-1023), the
 // work dir is loaded at each turn's start and written back before the
 // guest answers, and standard input is not read.
 //
