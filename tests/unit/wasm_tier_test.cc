@@ -245,6 +245,30 @@ int main(void) {
   EXPECT_LE(std::stoi(out.substr(4)), 128);
 }
 
+// A program that fails where its allocator ran out at the cap (malloc
+// NULL, abort()) ends as memory_limit, as natively; one whose single huge
+// request was refused far below the cap keeps its own exit status.
+TEST_F(WasmTierCTest, FailingAtTheMemoryCapIsTheMemoryLimit) {
+  nlohmann::json bomb = Run("c", R"(#include <stdlib.h>
+#include <string.h>
+static char* volatile sink;
+int main(void) { for (;;) { char* p = malloc(1 << 24); if (!p) abort(); memset(p, 1, 1 << 24); sink = p; } })",
+                            "--memory-mb 128")
+                            .result();
+  ASSERT_TRUE(bomb.is_object());
+  EXPECT_EQ(bomb["status"], "memory_limit") << bomb;
+  EXPECT_NE(bomb["stderr"].get<std::string>().find("reached its limit of 64 MiB"), std::string::npos) << bomb;
+  nlohmann::json huge = Run("c", R"(#include <stdio.h>
+#include <stdlib.h>
+static void* volatile sink;
+int main(void) { sink = malloc(1u << 30); if (!sink) { puts("refused"); return 1; } return 0; })",
+                            "--memory-mb 128")
+                            .result();
+  ASSERT_TRUE(huge.is_object());
+  EXPECT_EQ(huge["status"], "exit_nonzero") << huge;
+  EXPECT_EQ(huge["stdout"], "refused\n");
+}
+
 TEST_F(WasmTierCTest, TrapsAndDeepRecursionEndCleanly) {
   nlohmann::json trap = Run("c", "int main(void) { __builtin_trap(); }").result();
   ASSERT_TRUE(trap.is_object());

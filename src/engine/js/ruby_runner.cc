@@ -171,7 +171,10 @@ WasmOutcome RunRuby(WasiGuest& guest) {
   if (r.kind != WasmOutcome::Kind::kReturned) return r;
   int32_t ret_area = 0;
   r = inst->Call(kEvalProtect, std::vector<int32_t>{code_ptr, code_len}, &ret_area);
-  if (r.kind != WasmOutcome::Kind::kReturned) return r;
+  if (r.kind != WasmOutcome::Kind::kReturned) {
+    r.memory_bytes = inst->Memory().size();
+    return r;
+  }
   // tuple<handle, s32> in the return area: the state is Ruby's jump tag.
   int32_t state = -1;
   std::span<uint8_t> mem = inst->Memory();

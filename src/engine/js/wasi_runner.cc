@@ -495,7 +495,8 @@ int WasiMainWith(int argc, char** argv, const WasiDriver& driver) {
   const uint64_t cap = flags->wasm_max_mb << 20;
   const bool failed = (outcome.kind == WasmOutcome::Kind::kExited && code != 0) ||
                       outcome.kind == WasmOutcome::Kind::kTrap;
-  if (failed && guest_memory_bytes + std::max<uint64_t>(cap / 8, 16u << 20) >= cap) {
+  const uint64_t memory = std::max(guest_memory_bytes, outcome.memory_bytes);
+  if (failed && memory + std::max<uint64_t>(cap / 8, 16u << 20) >= cap) {
     Write(2, "airlock-js: out of memory: the program's memory reached its limit of " +
                  std::to_string(flags->wasm_max_mb) + " MiB\n");
     code = kExitOutOfMemory;

@@ -261,7 +261,9 @@ WasmOutcome RunWasmCommand(JsEngine& engine, std::string_view module_bytes, cons
   WasmOutcome failure;
   std::unique_ptr<WasmInstance> instance = WasmInstance::Create(engine, module_bytes, imports, &failure);
   if (!instance) return failure;
-  return instance->Call(entry, {});
+  WasmOutcome out = instance->Call(entry, {});
+  out.memory_bytes = instance->Memory().size();
+  return out;
 }
 
 }  // namespace airlock::engine::js

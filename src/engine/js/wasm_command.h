@@ -76,6 +76,9 @@ struct WasmOutcome {
   Kind kind = Kind::kError;
   int32_t exit_code = 0;
   std::string message;
+  // The guest's linear memory when it stopped (RunWasmCommand and the Ruby
+  // driver set it; 0: unknown).
+  uint64_t memory_bytes = 0;
 };
 
 const char* WasmOutcomeName(WasmOutcome::Kind kind);
