@@ -418,6 +418,10 @@ std::string RunnerClient::UnavailableMessage() const {
   return "the local code runner process is not available; the run was not started";
 }
 
+std::string RunnerClient::Peer() const {
+  return options_.runner_host.empty() ? "the code runner process" : "the runner host " + options_.runner_host;
+}
+
 std::string RunnerClient::NotStartedPrefix() const {
   if (!options_.runner_host.empty()) return "the runner host " + options_.runner_host + " is unreachable";
   return "the local code runner process could not be started";
@@ -427,7 +431,7 @@ Status RunnerClient::Send(const std::shared_ptr<Connection>& conn,
                           const std::shared_ptr<Pending>& p, Json message) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (conn_ != conn) return Unavailable("the code runner process exited");
+    if (conn_ != conn) return Unavailable(Peer() + (options_.runner_host.empty() ? " exited" : " went away"));
     p->id = next_id_++;
     p->generation = conn->generation;
     pending_[p->id] = p;
@@ -578,7 +582,7 @@ RunResult RunnerClient::Run(const runtimes::RunRequest& request, const runtimes:
                                  "the request is too large: " + sent.message());
     }
     return InternalErrorResult(language, "runner_unavailable",
-                               "could not hand the run to the code runner process (" +
+                               "could not hand the run to " + Peer() + " (" +
                                    sent.message() + "); the run was not started");
   }
 
@@ -631,7 +635,7 @@ RunResult RunnerClient::Run(const runtimes::RunRequest& request, const runtimes:
   if (cancel_sent) return cancelled_result(result ? &*result : nullptr);
   if (result) return *result;
   return InternalErrorResult(language, "runner_unavailable",
-                             failure ? *failure : "the code runner process did not answer");
+                             failure ? *failure : Peer() + " did not answer");
 }
 
 StatusOr<Json> RunnerClient::Query(Json message, std::chrono::milliseconds timeout) {

@@ -170,6 +170,9 @@ class RunnerClient : public RunnerBackend {
   // "the runner host H is unreachable" or "the local code runner process
   // could not be started" (options_.runner_host).
   std::string NotStartedPrefix() const;
+  // Who runs the code, for messages: "the runner host H" when remote, else
+  // "the code runner process".
+  std::string Peer() const;
 
   const RunnerClientOptions options_;
   const size_t max_concurrent_;
