@@ -341,6 +341,7 @@ std::vector<LanguageInfo> RunnerFleet::Languages() {
       for (const std::string& t : l.tiers) {
         if (std::find(same->tiers.begin(), same->tiers.end(), t) == same->tiers.end()) same->tiers.push_back(t);
       }
+      for (const auto& [t, d] : l.tier_defaults) same->tier_defaults.emplace(t, d);  // the first host's stand
       same->sessions = same->sessions || l.sessions;
       for (const std::string& t : l.session_tiers) {
         if (std::find(same->session_tiers.begin(), same->session_tiers.end(), t) == same->session_tiers.end()) {

@@ -213,6 +213,7 @@ std::vector<LanguageInfo> LocalExecutor::Languages() {
     auto existing = std::find_if(out.begin(), out.end(), [&](const LanguageInfo& i) { return i.name == l.name; });
     if (existing != out.end()) {
       existing->tiers.push_back(l.isolation);
+      existing->tier_defaults[l.isolation] = {l.default_timeout_ms, l.default_memory_mb};
       if (!l.session_argv.empty()) {
         existing->sessions = true;
         existing->session_tiers.push_back(l.isolation);
@@ -230,6 +231,7 @@ std::vector<LanguageInfo> LocalExecutor::Languages() {
     info.tiers = {l.isolation};
     info.default_timeout_ms = l.default_timeout_ms;
     info.default_memory_mb = l.default_memory_mb;
+    info.tier_defaults[l.isolation] = {l.default_timeout_ms, l.default_memory_mb};
     info.notes = l.notes;
     info.sessions = !l.session_argv.empty();
     if (info.sessions) info.session_tiers = {l.isolation};

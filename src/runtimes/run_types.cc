@@ -383,7 +383,21 @@ StatusOr<RunRequest> RunRequestFromJson(const Json& j) {
   return r;
 }
 
+uint64_t LanguageInfo::DefaultTimeoutMs(const std::string& tier) const {
+  auto it = tier_defaults.find(tier);
+  return it != tier_defaults.end() && it->second.timeout_ms ? it->second.timeout_ms : default_timeout_ms;
+}
+
+uint64_t LanguageInfo::DefaultMemoryMb(const std::string& tier) const {
+  auto it = tier_defaults.find(tier);
+  return it != tier_defaults.end() && it->second.memory_mb ? it->second.memory_mb : default_memory_mb;
+}
+
 Json ToJson(const LanguageInfo& l) {
+  Json tiers = Json::object();
+  for (const auto& [tier, d] : l.tier_defaults) {
+    tiers[tier] = {{"default_timeout_ms", d.timeout_ms}, {"default_memory_mb", d.memory_mb}};
+  }
   return Json{
       {"name", l.name},
       {"display_name", l.display_name},
@@ -395,6 +409,7 @@ Json ToJson(const LanguageInfo& l) {
       {"notes", SanitizeUtf8(l.notes)},
       {"sessions", l.sessions},
       {"session_tiers", l.session_tiers},
+      {"tier_defaults", std::move(tiers)},
   };
 }
 
@@ -416,6 +431,18 @@ StatusOr<LanguageInfo> LanguageInfoFromJson(const Json& j) {
     AIRLOCK_RETURN_IF_ERROR(ReadStringList(j, "session_tiers", "session_tiers", &l.session_tiers));
   } else if (l.sessions) {
     l.session_tiers = {"native"};  // a runner from before WASM-tier sessions
+  }
+  if (auto it = j.find("tier_defaults"); it != j.end()) {
+    if (!it->is_object()) return InvalidArgument("tier_defaults: expected object");
+    for (const auto& [tier, d] : it->items()) {
+      AIRLOCK_RETURN_IF_ERROR(RequireObject(d, "tier_defaults." + tier));
+      LanguageInfo::TierDefaults td;
+      AIRLOCK_RETURN_IF_ERROR(ReadUint(d, "default_timeout_ms", "tier_defaults." + tier + ".default_timeout_ms",
+                                       &td.timeout_ms));
+      AIRLOCK_RETURN_IF_ERROR(ReadUint(d, "default_memory_mb", "tier_defaults." + tier + ".default_memory_mb",
+                                       &td.memory_mb));
+      l.tier_defaults[tier] = td;
+    }
   }
   return l;
 }

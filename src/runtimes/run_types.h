@@ -40,6 +40,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -193,6 +194,19 @@ struct LanguageInfo {
   std::string notes;         // e.g. "numpy, pandas, matplotlib importable"
   bool sessions = false;     // has a session interpreter (open_session) in some tier
   std::vector<std::string> session_tiers;  // the tiers with one ("native", "wasm")
+  // Each tier's own defaults, where a tier has them (WASM Ruby needs 512 MiB
+  // where native Ruby has 256). default_timeout_ms/default_memory_mb above
+  // are the first tier's. JSON: "tier_defaults": {"wasm": {"default_timeout_ms":
+  // N, "default_memory_mb": N}}; absent from an older runner host.
+  struct TierDefaults {
+    uint64_t timeout_ms = 0;
+    uint64_t memory_mb = 0;
+  };
+  std::map<std::string, TierDefaults> tier_defaults;
+
+  // The defaults of a run in `tier`: its own, else the language's.
+  uint64_t DefaultTimeoutMs(const std::string& tier) const;
+  uint64_t DefaultMemoryMb(const std::string& tier) const;
 };
 nlohmann::json ToJson(const LanguageInfo& l);
 StatusOr<LanguageInfo> LanguageInfoFromJson(const nlohmann::json& j);

@@ -3,7 +3,9 @@
 // stdin, args, files in/out, exit codes, runtime errors, compile errors)
 // runs in `isolation: "wasm"` for every language that has the tier, with the
 // same program giving the same answer in both tiers; Python's, Ruby's and PHP's
-// standard library basics; an endpoint confined to the WASM tier.
+// standard library basics; an endpoint confined to the WASM tier; a run
+// without limits gets its tier's defaults and the pool's pre-started
+// interpreter (read from /metrics).
 //
 // Languages whose WASM build is not cached on this host (python, ruby, php:
 // scripts/wasm/) are reported as skipped, never silently passed.
@@ -13,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
-import { HELLO, connectStdio, runCode } from './helpers.mjs';
+import { HELLO, connectHttp, connectStdio, runCode, startHttpServer, waitFor } from './helpers.mjs';
 
 const WASM_LANGUAGES = ['javascript', 'c', 'cpp', 'python', 'ruby', 'php'];
 
@@ -316,4 +318,51 @@ describe('an endpoint confined to the WASM tier', () => {
     assert.equal(bash.isError, true);
     assert.match(bash.content[0].text, /unknown language "bash"/);
   });
+});
+
+describe('a WASM run without limits gets its tier\'s defaults and the pooled interpreter', () => {
+  let server;
+  let conn;
+  let tmp;
+  before(async () => {
+    tmp = mkdtempSync(path.join(os.tmpdir(), 'airlock-wasm-pool-'));
+    const config = path.join(tmp, 'config.json');
+    writeFileSync(config, JSON.stringify({ pool: { warm: ['ruby:wasm', 'php:wasm'] } }));
+    server = await startHttpServer({ args: ['--config', config] });
+    conn = await connectHttp(server.url);
+  });
+  after(async () => {
+    await conn?.close();
+    await server?.stop();
+    rmSync(tmp, { recursive: true, force: true });
+  });
+
+  // The pool's counters for the WASM shapes of `lang`, from /metrics.
+  async function poolCounts(lang) {
+    const text = await (await fetch(new URL('/metrics', server.url))).text();
+    const count = (name) => [...text.matchAll(new RegExp(`^airlock_pool_shape_${name}\\{shape="${lang}/wasm/[^"]*/prestarted"\\} (\\d+)$`, 'gm'))]
+      .reduce((sum, m) => sum + Number(m[1]), 0);
+    return { ready: count('ready'), hits: count('hits_total'), misses: count('misses_total') };
+  }
+
+  for (const lang of ['ruby', 'php']) {
+    it(`${lang}: list_languages gives the WASM tier its own defaults, and a run with none is a pool hit`, async (t) => {
+      const list = await conn.client.callTool({ name: 'list_languages', arguments: { language: lang } });
+      const info = list.structuredContent.languages.find((l) => l.name === lang);
+      if (!info?.tiers?.includes('wasm')) return t.skip(`${lang} has no WASM build on this host (scripts/wasm/)`);
+      const wasm = info.tier_defaults?.wasm;
+      assert.ok(wasm?.default_memory_mb > 0 && wasm?.default_timeout_ms > 0, JSON.stringify(info));
+      assert.equal(info.tier_defaults.native?.default_memory_mb, info.default_memory_mb, JSON.stringify(info));
+      if (lang === 'ruby') assert.equal(wasm.default_memory_mb, 512, 'WASM Ruby needs 512 MiB (docs/wasm.md)');
+
+      assert.ok(await waitFor(async () => (await poolCounts(lang)).ready > 0, 60000), `no pre-started ${lang} in the pool`);
+      const before = await poolCounts(lang);
+      const r = await runCode(conn.client, { language: lang, isolation: 'wasm', code: HELLO[lang] });
+      assert.equal(r.structuredContent.status, 'ok', describeResult(r));
+      assert.equal(r.structuredContent.stdout, `hello from ${lang}\n`);
+      const now = await poolCounts(lang);
+      assert.equal(now.hits, before.hits + 1, `the run did not take the pre-started ${lang}: ${JSON.stringify({ before, now })}`);
+      assert.equal(now.misses, before.misses);
+    });
+  }
 });

@@ -49,6 +49,42 @@ TEST(RunCodeToolTest, WithoutSessionLanguageIsStillRequiredAndTheErrorNamesIt) {
                   .ok());
 }
 
+TEST(RunCodeToolTest, EachTierGetsItsOwnDefaultLimits) {
+  // Ruby as the executor lists it: native first (its defaults are the
+  // language's), WASM with twice the memory. A WASM run without memory_mb
+  // must get the WASM tier's 512 MiB: with native's 256 it had too little
+  // and never matched the pool's pre-started WASM Ruby (every run cold).
+  runtimes::LanguageInfo ruby;
+  ruby.name = "ruby";
+  ruby.tiers = {"native", "wasm"};
+  ruby.default_timeout_ms = 10'000;
+  ruby.default_memory_mb = 256;
+  ruby.tier_defaults = {{"native", {10'000, 256}}, {"wasm", {20'000, 512}}};
+  TierRule both;
+  both.allowed = {"native", "wasm"};
+  both.preferred = "native";
+  config::LimitsConfig limits;
+  auto parse = [&](nlohmann::json args) {
+    args["language"] = "ruby";
+    args["code"] = "puts 1";
+    StatusOr<runtimes::RunRequest> r = ParseRunCodeArguments(args, {ruby}, limits, both);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : runtimes::RunRequest{};
+  };
+  runtimes::RunRequest wasm = parse({{"isolation", "wasm"}});
+  EXPECT_EQ(wasm.memory_mb, 512u);
+  EXPECT_EQ(wasm.timeout_ms, 20'000u);
+  runtimes::RunRequest native = parse({});
+  EXPECT_EQ(native.isolation, "native");
+  EXPECT_EQ(native.memory_mb, 256u);
+  EXPECT_EQ(native.timeout_ms, 10'000u);
+  EXPECT_EQ(parse({{"isolation", "wasm"}, {"memory_mb", 300}}).memory_mb, 300u) << "an explicit value wins";
+  limits.max_memory_mb = 400;
+  EXPECT_EQ(parse({{"isolation", "wasm"}}).memory_mb, 400u) << "a tier's default is capped by the maximum";
+  ruby.tier_defaults.clear();  // a runner host from before tier defaults
+  EXPECT_EQ(parse({{"isolation", "wasm"}}).memory_mb, 256u);
+}
+
 // An executor with no runner: no languages, and Health() says why.
 class NoRunnerExecutor : public runtimes::CodeExecutor {
  public:

@@ -317,6 +317,20 @@ TEST(RunTypesTest, LanguageInfoRoundTrip) {
   EXPECT_EQ(out->default_timeout_ms, 10000u);
   EXPECT_EQ(out->default_memory_mb, 512u);
   EXPECT_EQ(out->notes, in.notes);
+  EXPECT_TRUE(out->tier_defaults.empty());
+  EXPECT_EQ(out->DefaultMemoryMb("wasm"), 512u) << "no tier defaults: the language's";
+
+  in.tiers = {"native", "wasm"};
+  in.tier_defaults = {{"native", {10000, 512}}, {"wasm", {30000, 1024}}};
+  out = LanguageInfoFromJson(Json::parse(ToJson(in).dump()));
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->DefaultMemoryMb("wasm"), 1024u);
+  EXPECT_EQ(out->DefaultTimeoutMs("wasm"), 30000u);
+  EXPECT_EQ(out->DefaultMemoryMb("native"), 512u);
+  EXPECT_EQ(out->DefaultMemoryMb("other"), 512u);
+  EXPECT_EQ(ToJson(in)["tier_defaults"]["wasm"]["default_memory_mb"], 1024);
+  EXPECT_FALSE(LanguageInfoFromJson(Json{{"name", "c"}, {"tier_defaults", {{"wasm", 5}}}}).ok());
+  EXPECT_FALSE(LanguageInfoFromJson(Json{{"name", "c"}, {"tier_defaults", {{"wasm", {{"default_memory_mb", "x"}}}}}}).ok());
 
   StatusOr<LanguageInfo> bad = LanguageInfoFromJson(Json{{"name", "c"}, {"compiled", "yes"}});
   ASSERT_FALSE(bad.ok());

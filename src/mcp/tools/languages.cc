@@ -38,6 +38,7 @@ std::vector<runtimes::LanguageInfo> LanguageCatalog::Languages() {
     std::erase_if(l.session_tiers, [this](const std::string& t) { return !sessions_ || !Contains(allowed_tiers_, t); });
     l.sessions = !l.session_tiers.empty();
     std::erase_if(l.tiers, [this](const std::string& t) { return !Contains(allowed_tiers_, t); });
+    std::erase_if(l.tier_defaults, [this](const auto& d) { return !Contains(allowed_tiers_, d.first); });
     if (!l.tiers.empty()) out.push_back(std::move(l));
   }
   std::sort(out.begin(), out.end(),

@@ -5,7 +5,9 @@
 //               "max_memory_mb", "max_output_bytes", "max_files",
 //               "max_file_bytes", "max_total_file_bytes"},
 //    "sandbox": {"network": false, "workdir": "/work", "persistent": false}}
-// Each language says whether it has sessions ("sessions": true|false).
+// Each language says whether it has sessions ("sessions": true|false) and
+// in which tiers ("session_tiers"); "sessions" is true exactly when that
+// list, cut to the endpoint's allowed tiers and sessions.enabled, is not empty.
 // `list_languages {"packages": true}` adds each language's importable
 // packages per tier ("packages": {"native": {...}, "wasm": {...}}, see
 // package_catalog.h); {"language": NAME} lists that language only.

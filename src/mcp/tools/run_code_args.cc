@@ -203,10 +203,6 @@ StatusOr<runtimes::RunRequest> ParseRunCodeArguments(const json& args,
     if (known.empty()) known = "(none available right now)";
     return FailedPrecondition("unknown language \"" + SanitizeUtf8(req.language) + "\"; available: " + known);
   }
-  uint64_t def_timeout = lang->default_timeout_ms ? std::min(lang->default_timeout_ms, limits.max_timeout_ms)
-                                                  : limits.default_timeout_ms;
-  uint64_t def_memory = lang->default_memory_mb ? std::min(lang->default_memory_mb, limits.max_memory_mb)
-                                                : limits.default_memory_mb;
   req.isolation.clear();  // RunRequest defaults to "native"; absent means the rule's choice
   AIRLOCK_RETURN_IF_ERROR(ReadString(args, "isolation", "arguments.isolation", false, &req.isolation));
   const std::vector<std::string> tiers_of =
@@ -227,6 +223,11 @@ StatusOr<runtimes::RunRequest> ParseRunCodeArguments(const json& args,
     return FailedPrecondition("isolation \"" + SanitizeUtf8(req.isolation.substr(0, 32)) + "\" is not available for " +
                               req.language + "; available: " + tiers);
   }
+  // The tier's own defaults (WASM Ruby's memory is twice native Ruby's).
+  const uint64_t tier_timeout = lang->DefaultTimeoutMs(req.isolation);
+  const uint64_t tier_memory = lang->DefaultMemoryMb(req.isolation);
+  const uint64_t def_timeout = tier_timeout ? std::min(tier_timeout, limits.max_timeout_ms) : limits.default_timeout_ms;
+  const uint64_t def_memory = tier_memory ? std::min(tier_memory, limits.max_memory_mb) : limits.default_memory_mb;
   AIRLOCK_RETURN_IF_ERROR(ReadLimit(args, "timeout_ms", def_timeout, limits.max_timeout_ms, "ms", &req.timeout_ms));
   AIRLOCK_RETURN_IF_ERROR(ReadLimit(args, "memory_mb", def_memory, limits.max_memory_mb, "MiB", &req.memory_mb));
   return req;

@@ -125,16 +125,17 @@ StatusOr<json> OpenSessionTool::Call(const json& args, ToolCallContext& ctx) {
                               "sessions are not available for \"" + SanitizeUtf8(request.language.substr(0, 64)) +
                                   "\"; languages with sessions: " + (with.empty() ? "none" : with));
   }
+  // Not empty: the catalog sets `sessions` exactly when it is not (languages.h).
   const std::vector<std::string>& tiers = info->session_tiers;
   if (args.find("isolation") == args.end()) {
     const bool preferred = std::find(tiers.begin(), tiers.end(), catalog_.default_tier()) != tiers.end();
-    request.isolation = preferred || tiers.empty() ? catalog_.default_tier() : tiers.front();
+    request.isolation = preferred ? catalog_.default_tier() : tiers.front();
   } else if (std::find(tiers.begin(), tiers.end(), request.isolation) == tiers.end()) {
     std::string list;
     for (const std::string& t : tiers) list += (list.empty() ? "" : ", ") + t;
     return SessionErrorResult("invalid_request", "sessions for " + request.language + " are not available in isolation \"" +
                                                      SanitizeUtf8(request.isolation.substr(0, 32)) +
-                                                     "\" here; available: " + (list.empty() ? "none" : list));
+                                                     "\" here; available: " + list);
   }
   if (request.memory_mb > catalog_.limits().max_memory_mb) {
     return SessionErrorResult("invalid_request", "memory_mb " + std::to_string(request.memory_mb) +
@@ -142,8 +143,9 @@ StatusOr<json> OpenSessionTool::Call(const json& args, ToolCallContext& ctx) {
                                                      std::to_string(catalog_.limits().max_memory_mb));
   }
   if (request.memory_mb == 0) {
-    request.memory_mb = info->default_memory_mb ? std::min(info->default_memory_mb, catalog_.limits().max_memory_mb)
-                                                : catalog_.limits().default_memory_mb;
+    const uint64_t tier_memory = info->DefaultMemoryMb(request.isolation);
+    request.memory_mb = tier_memory ? std::min(tier_memory, catalog_.limits().max_memory_mb)
+                                    : catalog_.limits().default_memory_mb;
   }
   StatusOr<sessions::SessionInfo> s = registry_.Open(SessionOwner(ctx.caller()), request);
   if (!s.ok()) {
