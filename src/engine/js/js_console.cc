@@ -13,19 +13,10 @@
 #include "engine/js/js_errors.h"
 #include "engine/js/js_json.h"
 #include "engine/js/js_strings.h"
+#include "engine/js/write_all.h"
 
 namespace airlock::engine::js {
 namespace {
-
-void WriteAll(int fd, const std::string& data) {
-  size_t done = 0;
-  while (done < data.size()) {
-    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;  // nowhere to write: drop it
-    done += static_cast<size_t>(n);
-  }
-}
 
 struct ConsoleState {
   ConsoleOptions options;
@@ -41,7 +32,7 @@ struct ConsoleState {
       truncated = true;
     }
     written += line.size();
-    WriteAll(fd, line);
+    (void)WriteAll(fd, line);  // nowhere to write: drop it
   }
 };
 

@@ -57,6 +57,7 @@
 #include "engine/js/js_session.h"
 #include "engine/js/ruby_runner.h"
 #include "engine/js/wasi_runner.h"
+#include "engine/js/write_all.h"
 
 namespace airlock::engine::js {
 namespace {
@@ -83,25 +84,8 @@ struct Flags {
   int resume_fd = -1;
 };
 
-void WriteStderr(const std::string& s) {
-  size_t done = 0;
-  while (done < s.size()) {
-    ssize_t n = ::write(2, s.data() + done, s.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    done += static_cast<size_t>(n);
-  }
-}
-
-void WriteStdout(const std::string& s) {
-  size_t done = 0;
-  while (done < s.size()) {
-    ssize_t n = ::write(1, s.data() + done, s.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    done += static_cast<size_t>(n);
-  }
-}
+void WriteStderr(const std::string& s) { (void)WriteAll(2, s); }
+void WriteStdout(const std::string& s) { (void)WriteAll(1, s); }
 
 constexpr char kUsage[] =
     "usage: airlock-js [--heap-mb N] [--deadline-ms N] [--bridge-fd N|none]\n"

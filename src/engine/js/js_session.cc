@@ -17,6 +17,7 @@
 
 #include "engine/js/js_console.h"
 #include "engine/js/js_errors.h"
+#include "engine/js/write_all.h"
 
 namespace airlock::engine::js {
 namespace {
@@ -24,15 +25,6 @@ namespace {
 constexpr int kExitUsage = 2;
 constexpr int kExitOutOfMemory = 3;
 constexpr size_t kMaxCellBytes = 64u << 20;
-
-void WriteAll(int fd, std::string_view s) {
-  while (!s.empty()) {
-    const ssize_t n = ::write(fd, s.data(), s.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    s.remove_prefix(static_cast<size_t>(n));
-  }
-}
 
 // The control channel's bytes, read as they are needed.
 class ControlReader {

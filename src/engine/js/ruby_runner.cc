@@ -120,6 +120,9 @@ void PutI32(std::string& out, int32_t v) {
   for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((u >> (8 * i)) & 0xff));
 }
 
+// Everything after instantiation: start Ruby, then run the bootstrap.
+WasmOutcome RunRubyIn(WasmInstance& instance, WasiGuest& guest);
+
 WasmOutcome RunRuby(WasiGuest& guest) {
   if (guest.argv.size() < 2) return Invalid("usage: --wasi-ruby RUBY.wasm [flags] -- ruby SCRIPT [ARG...]");
   AddRubyImports(guest.imports);
@@ -132,25 +135,31 @@ WasmOutcome RunRuby(WasiGuest& guest) {
   WasmOutcome failure;
   std::unique_ptr<WasmInstance> inst = WasmInstance::Create(guest.engine, guest.module, guest.imports, &failure);
   if (!inst) return failure;
+  WasmOutcome r = RunRubyIn(*inst, guest);
+  r.memory_bytes = inst->Memory().size();  // for the memory-limit mapping (wasi_runner.h)
+  return r;
+}
+
+WasmOutcome RunRubyIn(WasmInstance& instance, WasiGuest& guest) {
   for (const char* name : {"_initialize", "cabi_realloc", kRubyInit, kEvalProtect}) {
-    if (!inst->HasFunction(name)) return Invalid(std::string("not ruby.wasm: no export \"") + name + "\"");
+    if (!instance.HasFunction(name)) return Invalid(std::string("not ruby.wasm: no export \"") + name + "\"");
   }
-  WasmOutcome r = inst->Call("_initialize", {});
+  WasmOutcome r = instance.Call("_initialize", {});
   if (r.kind != WasmOutcome::Kind::kReturned) return r;
 
   // ruby-init(list<string>): a list of (ptr, len) pairs.
   std::string list;
   for (const std::string& arg : kInitArgs) {
     int32_t ptr = 0, len = 0;
-    r = PutString(*inst, arg, &ptr, &len);
+    r = PutString(instance, arg, &ptr, &len);
     if (r.kind != WasmOutcome::Kind::kReturned) return r;
     PutI32(list, ptr);
     PutI32(list, len);
   }
   int32_t list_ptr = 0;
-  r = Put(*inst, list, 4, &list_ptr);
+  r = Put(instance, list, 4, &list_ptr);
   if (r.kind != WasmOutcome::Kind::kReturned) return r;
-  r = inst->Call(kRubyInit, std::vector<int32_t>{list_ptr, static_cast<int32_t>(kInitArgs.size())});
+  r = instance.Call(kRubyInit, std::vector<int32_t>{list_ptr, static_cast<int32_t>(kInitArgs.size())});
   if (r.kind != WasmOutcome::Kind::kReturned) return r;
 
   // The program: the bootstrap ends with exit!, so a return means it failed.
@@ -165,19 +174,16 @@ WasmOutcome RunRuby(WasiGuest& guest) {
     args.insert(args.end(), handed.begin(), handed.end());
   }
   int32_t code_ptr = 0, code_len = 0;
-  r = PutString(*inst,
+  r = PutString(instance,
                 RubyBootstrap(guest.argv[1], args, inline_code ? std::optional<std::string>(guest.argv[2]) : std::nullopt),
                 &code_ptr, &code_len);
   if (r.kind != WasmOutcome::Kind::kReturned) return r;
   int32_t ret_area = 0;
-  r = inst->Call(kEvalProtect, std::vector<int32_t>{code_ptr, code_len}, &ret_area);
-  if (r.kind != WasmOutcome::Kind::kReturned) {
-    r.memory_bytes = inst->Memory().size();
-    return r;
-  }
+  r = instance.Call(kEvalProtect, std::vector<int32_t>{code_ptr, code_len}, &ret_area);
+  if (r.kind != WasmOutcome::Kind::kReturned) return r;
   // tuple<handle, s32> in the return area: the state is Ruby's jump tag.
   int32_t state = -1;
-  std::span<uint8_t> mem = inst->Memory();
+  std::span<uint8_t> mem = instance.Memory();
   const uint32_t at = static_cast<uint32_t>(ret_area);
   if (at <= mem.size() && mem.size() - at >= 8) std::memcpy(&state, mem.data() + at + 4, 4);
   WasmOutcome out;

@@ -23,6 +23,7 @@
 #include "base/unique_fd.h"
 #include "engine/js/js_engine.h"
 #include "engine/js/wasm_command.h"
+#include "engine/js/write_all.h"
 #include "wasm/module_limits.h"
 #include "wasm/tar_reader.h"
 #include "wasm/vfs.h"
@@ -66,14 +67,7 @@ struct WasiFlags {
   uint32_t control_guest_fd = kGuestControlFd;  // --control-guest-fd: 0 (stdin) or 100..1023
 };
 
-void Write(int fd, std::string_view s) {
-  while (!s.empty()) {
-    ssize_t n = ::write(fd, s.data(), s.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    s.remove_prefix(static_cast<size_t>(n));
-  }
-}
+void Write(int fd, std::string_view s) { (void)WriteAll(fd, s); }
 
 std::optional<uint64_t> Number(std::string_view s) {
   if (s.empty() || s.size() > 18) return std::nullopt;
@@ -411,13 +405,7 @@ int WasiMainWith(int argc, char** argv, const WasiDriver& driver) {
               Write(2, "airlock-js: " + st.message() + "\n");
             }
           }
-          while (!bytes.empty()) {
-            const ssize_t n = ::write(ctl, bytes.data(), bytes.size());
-            if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) return wasm::Errno::kIo;
-            bytes.remove_prefix(static_cast<size_t>(n));
-          }
-          return wasm::Errno::kSuccess;
+          return WriteAll(ctl, bytes) ? wasm::Errno::kSuccess : wasm::Errno::kIo;
         }};
   }
   wo.stdout_cap = flags->max_output_bytes;
@@ -442,11 +430,9 @@ int WasiMainWith(int argc, char** argv, const WasiDriver& driver) {
   }
   std::vector<HostImport> imports;
   const std::vector<wasm::WasiImport>& table = wasm::WasiContext::Imports();
-  uint64_t guest_memory_bytes = 0;  // the guest's linear memory at its latest WASI call
   for (size_t i = 0; i < table.size(); ++i) {
     imports.push_back({"wasi_snapshot_preview1", table[i].name, static_cast<unsigned>(table[i].params.size()),
-                       [&wasi, i, &guest_memory_bytes](std::span<uint8_t> memory, std::span<const uint64_t> args) {
-                         guest_memory_bytes = memory.size();
+                       [&wasi, i](std::span<uint8_t> memory, std::span<const uint64_t> args) {
                          const uint32_t r = wasi.Call(i, memory, args);
                          if (r == wasm::WasiContext::kStop) {
                            return HostResult::Exit(static_cast<int32_t>(wasi.exit_code().value_or(0)));
@@ -495,8 +481,7 @@ int WasiMainWith(int argc, char** argv, const WasiDriver& driver) {
   const uint64_t cap = flags->wasm_max_mb << 20;
   const bool failed = (outcome.kind == WasmOutcome::Kind::kExited && code != 0) ||
                       outcome.kind == WasmOutcome::Kind::kTrap;
-  const uint64_t memory = std::max(guest_memory_bytes, outcome.memory_bytes);
-  if (failed && memory + std::max<uint64_t>(cap / 8, 16u << 20) >= cap) {
+  if (failed && outcome.memory_bytes + std::max<uint64_t>(cap / 8, 16u << 20) >= cap) {
     Write(2, "airlock-js: out of memory: the program's memory reached its limit of " +
                  std::to_string(flags->wasm_max_mb) + " MiB\n");
     code = kExitOutOfMemory;
