@@ -90,8 +90,11 @@ const { StreamableHTTPClientTransport } = require('@modelcontextprotocol/sdk/cli
 const AIRLOCK_BIN = process.env.AIRLOCK_BIN || path.join(REPO, 'build', 'airlock');
 const TEST_SERVER = path.join(REPO, 'tests', 'fixtures', 'mcp-servers', 'test-server.mjs');
 
-// Without --config, the servers get {"pool": {"warm": DEFAULT_WARM}}: every
-// shape of the warm column ready before the first run. `airlock serve`
+// Without --config, the servers get {"pool": {"warm": DEFAULT_WARM,
+// "max_total": 24}}: every shape of the warm column ready before the first
+// run, and room for all of them after the throughput cells raised the
+// python shapes' targets (with the default 16, WASM Python's jail lost its
+// place to them, and the idle memory table had no row for it). `airlock serve`
 // accepts any string here (src/config/config.cc) and warms those that name
 // a language ("python": native tier; "python:wasm": that tier;
 // src/runtimes/local_executor.cc EnablePool). Pre-started interpreters
@@ -276,7 +279,8 @@ for (const sig of ['SIGINT', 'SIGTERM']) {
 // The servers' config: the user's, else one that warms every shape of the
 // warm column. `airlock run` gets only the user's.
 const serverConfig = opts.config ?? path.join(tmp, 'suite-config.json');
-if (!opts.config) writeFileSync(serverConfig, JSON.stringify({ pool: { warm: DEFAULT_WARM } }, null, 2));
+const DEFAULT_POOL = { warm: DEFAULT_WARM, max_total: 24 };
+if (!opts.config) writeFileSync(serverConfig, JSON.stringify({ pool: DEFAULT_POOL }, null, 2));
 const serveArgs = (stateDir, config = serverConfig) => ['serve', '--state-dir', stateDir, '--config', config];
 const newClient = () => new Client({ name: 'airlock-suite', version: '0.0.0' }, { capabilities: {} });
 
@@ -621,7 +625,7 @@ const header = [
   `machine: nproc ${os.availableParallelism?.() ?? os.cpus().length}, ${os.cpus()[0]?.model ?? '?'}, ` +
     `kernel ${kernel}, node ${process.version}, load average ${load0.map((x) => x.toFixed(2)).join(' ')}, ` +
     `${new Date().toISOString()}`,
-  `airlock: ${AIRLOCK_BIN} serve --config ${opts.config ? opts.config : `<temp: {"pool": {"warm": ${JSON.stringify(DEFAULT_WARM)}}}>`}` +
+  `airlock: ${AIRLOCK_BIN} serve --config ${opts.config ? opts.config : `<temp: {"pool": ${JSON.stringify(DEFAULT_POOL)}}>`}` +
     `${opts.config ? ` (also given to airlock run)` : ''}; ${opts.runs} rounds (+1 warm-up), ` +
     `first compiles, bare g++ and the airlock run of ${[...SPARSE_CLI].join(', ')} in ${K} of them; throughput ${opts.tputRuns} runs per cell; ` +
     `code mode ${opts.codemode ? `${CMR} rounds of ${CODEMODE_CALLS} calls` : 'skipped (--no-codemode)'}`,
@@ -630,7 +634,7 @@ console.log(header.join('\n'));
 
 const errors = [];
 const out = { machine: { nproc: os.availableParallelism?.() ?? os.cpus().length, kernel, load0, date: new Date().toISOString() },
-              opts, server_config: opts.config ?? { pool: { warm: DEFAULT_WARM } }, previous: PREVIOUS,
+              opts, server_config: opts.config ?? { pool: DEFAULT_POOL }, previous: PREVIOUS,
               latency: {}, baselines: {}, throughput: {}, memory: {}, pooled_jails: [], codemode: null, targets: [], errors };
 try {
   const stdio = await connectStdio();
@@ -764,6 +768,8 @@ try {
   const T = {};
   const levels = [1, 4, 8];
   const wantPy = rows.some((r) => r.lang === 'python' && r.tier === 'native');
+  // WASM Python at C=1 and C=4 over stdio, against native's (issue 34).
+  const wantWasmPy = wantPy && rows.some((r) => r.lang === 'python' && r.tier === 'wasm');
   const httpClients = [];
   const tTput = performance.now();
   if (wantPy) {
@@ -771,19 +777,19 @@ try {
       httpClients.push(httpClient);
       while (httpClients.length < Math.max(...levels)) httpClients.push(await connectHttp(http.url));
     }
-    const one = async (client) => {
-      const r = await runCode(client, 'python', 'native', 'print(1)');
-      if (r.error) { errors.push(`throughput: ${r.error}`); return false; }
+    const one = async (client, tier) => {
+      const r = await runCode(client, 'python', tier, 'print(1)');
+      if (r.error) { errors.push(`throughput (${tier}): ${r.error}`); return false; }
       return true;
     };
     // C workers pulling from one counter; `clientFor(w)` picks the session.
-    const cellRun = async (c, clientFor) => {
+    const cellRun = async (c, clientFor, tier = 'native') => {
       let next = 0;
       let ok = 0;
       const busy0 = machineBusyMs();
       const t0 = performance.now();
       await Promise.all(Array.from({ length: c }, async (_, w) => {
-        while (next < opts.tputRuns) { next++; if (await one(clientFor(w))) ok++; }
+        while (next < opts.tputRuns) { next++; if (await one(clientFor(w), tier)) ok++; }
       }));
       const s = (performance.now() - t0) / 1000;
       const cpuMsPerRun = ok ? (machineBusyMs() - busy0) / ok : null;
@@ -806,6 +812,9 @@ try {
     for (const c of levels) {
       T[`stdio:${c}`] = await cellRun(c, () => stdio.client);
       if (httpClient) T[`http:${c}`] = await cellRun(c, (w) => httpClients[w]);
+    }
+    if (wantWasmPy) {
+      for (const c of [1, 4]) T[`wasm-stdio:${c}`] = await cellRun(c, () => stdio.client, 'wasm');
     }
   }
   const tputSeconds = (performance.now() - tTput) / 1000;
@@ -890,10 +899,11 @@ try {
     lines.push('');
     lines.push(`| transport | C=1 | C=4 | C=8 |`);
     lines.push('|---|---|---|---|');
-    for (const tr of httpClient ? ['stdio', 'http'] : ['stdio']) {
+    for (const tr of [...(httpClient ? ['stdio', 'http'] : ['stdio']), ...(wantWasmPy ? ['wasm-stdio'] : [])]) {
       const one = T[`${tr}:1`]?.perSecond;
       const cells = levels.map((c) => {
         const x = T[`${tr}:${c}`];
+        if (!x) return '—';
         const bad = x.ok < x.runs ? ` [${x.runs - x.ok} failed]` : '';
         return `${x.perSecond.toFixed(1)}${c === 1 ? '' : ` (${(x.perSecond / one).toFixed(2)}×)`}${bad}`;
       });
@@ -904,7 +914,9 @@ try {
     lines.push(`CPU per run (whole machine, client included, from /proc/stat): ` +
                levels.map((c) => `stdio C=${c} ${cpu(T[`stdio:${c}`])}`).join(', ') +
                `; a bare \`python3 -I -c 'print(1)'\` costs ${T.bareCpuMsPerRun.toFixed(1)} ms, so ${os.cpus().length} cores ` +
-               `start at most ${T.freshBoundPerSecond.toFixed(0)} fresh interpreters per second.`);
+               `start at most ${T.freshBoundPerSecond.toFixed(0)} fresh interpreters per second.` +
+               (wantWasmPy ? ` wasm-stdio: the same python print(1) in the WASM tier (isolation "wasm"), stdio; ` +
+                             `CPU per run C=1 ${cpu(T['wasm-stdio:1'])}, C=4 ${cpu(T['wasm-stdio:4'])}.` : ''));
     out.throughput = T;
   }
   lines.push('');
@@ -1047,6 +1059,9 @@ try {
   T_({ target: '5. WASM PHP echo, warm p50 (absolute; × over bare php -r)', figure: warmP('php/wasm', p50), unit: 'ms',
        base: baseP('php'), baseLabel: `${baseName('php')} p50`, kind: 'abs≤', goal: 100,
        note: missing('php/wasm') ?? noWarm });
+  T_({ target: '5. WASM Python print(1) runs/s at C=4, stdio (over native Python at C=4)',
+       figure: T['wasm-stdio:4']?.perSecond, unit: 'runs/s', base: T['stdio:4']?.perSecond, baseLabel: 'native stdio C=4',
+       kind: 'ratio≥', goal: 0.5, note: wantWasmPy ? null : 'needs both python and python:wasm in --only' });
   for (const lang of ['javascript', 'python', 'ruby', 'php']) {
     const shape = `${lang}/wasm`;
     const withInterp = jails.filter((j) => j.shape === shape && j.interpreter);

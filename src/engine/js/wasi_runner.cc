@@ -18,6 +18,7 @@
 #include <vector>
 
 #include <js/ContextOptions.h>
+#include <jsapi.h>
 
 #include "base/status.h"
 #include "base/unique_fd.h"
@@ -333,8 +334,12 @@ int WasiMainWith(int argc, char** argv, const WasiDriver& driver) {
     // Waiting in a pool: the module is instantiated, so its bytes (30 MB
     // for Ruby) are not needed again; give them and the start-up's freed
     // heap back before the wait (it counts against every pooled jail).
+    // The engine's copies go with a full GC: the ArrayBuffer the bytes
+    // were compiled from and the WebAssembly.Module, which keeps the
+    // bytecode; the instance needs only the compiled code.
     capped->clear();
     capped->shrink_to_fit();
+    JS_GC(engine_ptr->cx(), JS::GCReason::API);
     malloc_trim(0);
     handed = ReadHandOver(flags->resume_fd);
     if (const uint64_t ms = handed->deadline_ms; ms > 0) {
