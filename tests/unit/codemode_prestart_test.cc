@@ -230,8 +230,10 @@ class PrestartedCodeModeContainment : public ::testing::TestWithParam<selftest::
     std::string error;
   };
   static Env& Shared() {
-    static Env* env = [] {
-      auto* e = new Env;
+    std::unique_ptr<Env>& env = Instance();
+    if (env) return *env;
+    env = [] {
+      auto e = std::make_unique<Env>();
       auto bait = selftest::HostBait::Create();
       if (!bait.ok()) {
         e->error = bait.status().ToString();
@@ -262,7 +264,25 @@ class PrestartedCodeModeContainment : public ::testing::TestWithParam<selftest::
     }();
     return *env;
   }
+  // The end of the run: code mode, executor and host go, then the bait
+  // (its secret file and directory in /tmp, its environment variable).
+  // Leaked before: every run of a case left /tmp/airlock-selftest-* behind.
+ public:
+  static void Destroy() { Instance().reset(); }
+
+ private:
+  static std::unique_ptr<Env>& Instance() {
+    static std::unique_ptr<Env> env;
+    return env;
+  }
 };
+
+class PrestartedCodeModeCleanup : public ::testing::Environment {
+ public:
+  void TearDown() override { PrestartedCodeModeContainment::Destroy(); }
+};
+::testing::Environment* const kPrestartedCodeModeCleanup =
+    ::testing::AddGlobalTestEnvironment(new PrestartedCodeModeCleanup);
 
 std::vector<selftest::SelftestCase> PythonCases() {
   std::vector<selftest::SelftestCase> out;
