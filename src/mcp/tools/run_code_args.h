@@ -30,9 +30,10 @@ struct TierRule {
 
 // Limits not given by the caller are resolved here: the chosen tier's
 // default (LanguageInfo::DefaultMemoryMb; when the executor reports one)
-// capped at the maximum, else the config's default. Values above the maximum are rejected, not clamped. The tier not
-// given is `tiers.preferred` when the language has it, else the language's
-// first tier; a tier the language lacks or the endpoint forbids is refused.
+// capped at the maximum, else the config's default. Values above the
+// maximum are rejected, not clamped. The tier not given is
+// `tiers.preferred` when the language has it, else the language's first
+// tier; a tier the language lacks or the endpoint forbids is refused.
 StatusOr<runtimes::RunRequest> ParseRunCodeArguments(
     const nlohmann::json& arguments, const std::vector<runtimes::LanguageInfo>& languages,
     const config::LimitsConfig& limits, const TierRule& tiers = {});
