@@ -74,6 +74,15 @@ StatusOr<LocalRuntime> MakeLocalRuntime(const config::Config& config, bool allow
     languages.push_back(std::move(spec));
   }
   AIRLOCK_ASSIGN_OR_RETURN(rt.executor, runtimes::LocalExecutor::Create(*rt.host, limits, std::move(languages)));
+  if (!config.languages.packages.empty()) {
+    std::vector<runtimes::PackageDir> dirs;
+    for (const auto& [name, d] : config.languages.packages) dirs.push_back({name, d.language, d.path});
+    auto package_dirs = std::make_unique<runtimes::PackageDirs>(std::move(dirs), config.BuildCacheDir() + "-packages");
+    // Without its hook Python would not see them: refuse to start rather
+    // than run without what the operator configured.
+    AIRLOCK_RETURN_IF_ERROR(package_dirs->Prepare());
+    rt.executor->EnablePackageDirs(std::move(package_dirs));
+  }
   if (pooled && config.build_cache.enabled && config.build_cache.precompiled_headers) {
     StatusOr<std::unique_ptr<runtimes::PchCache>> pch = runtimes::PchCache::Open(config.PchDir());
     if (pch.ok()) {

@@ -19,6 +19,7 @@
 #include "governance/policy.h"
 #include "mcp/access.h"
 #include "mcp/tools/execute_tool.h"
+#include "runtimes/package_dirs.h"
 
 namespace airlock::cli {
 namespace {
@@ -192,6 +193,11 @@ int RunCommand(const RunOptions& options) {
   if (!rt.ok()) {
     std::cerr << "airlock: " << rt.status().message() << "\n";
     return 125;
+  }
+  // The operator's own tool: every configured package directory that
+  // serves the language (the WASM tier ignores them).
+  for (const auto& [name, dir] : cfg->languages.packages) {
+    if (req.isolation == "native" && runtimes::PackageDirServes(dir.language, req.language)) req.packages.push_back(name);
   }
   CancelToken cancel;
   runtimes::RunResult result = rt->executor->Run(req, nullptr, cancel);

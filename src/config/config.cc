@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "runtimes/language.h"
+#include "runtimes/package_dirs.h"
 
 namespace airlock::config {
 namespace {
@@ -29,6 +30,23 @@ Status CheckLanguageNames(const std::vector<std::string>& names, const std::stri
     for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
     return InvalidArgument(path + "[" + std::to_string(i) + "]: unknown language \"" + names[i].substr(0, 64) +
                            "\"; the languages are: " + list);
+  }
+  return OkStatus();
+}
+
+// An endpoint's "packages" names configured package directories ("*": all).
+// Its shape is the policy's to check (governance/policy.cc).
+Status CheckEndpointPackages(const Config& c) {
+  if (!c.endpoints.is_object()) return OkStatus();
+  for (const auto& [name, e] : c.endpoints.items()) {
+    if (!e.is_object() || !e.contains("packages") || !e["packages"].is_array()) continue;
+    const json& list = e["packages"];
+    for (size_t i = 0; i < list.size(); ++i) {
+      if (!list[i].is_string() || list[i] == "*" || c.languages.packages.count(list[i].get<std::string>())) continue;
+      return InvalidArgument("config.endpoints." + name + ".packages[" + std::to_string(i) + "]: \"" +
+                             list[i].get<std::string>().substr(0, 40) +
+                             "\" is not a package directory of languages.packages");
+    }
   }
   return OkStatus();
 }
@@ -381,6 +399,25 @@ std::string Config::PchDir() const { return BuildCacheDir() + "-pch"; }
 
 Config DefaultConfig() { return Config{}; }
 
+// languages.packages: {"NAME": {"language": "python", "path": "/srv/wheels"}}.
+Status ReadPackageDirs(const ObjectReader& langs, std::map<std::string, PackageDirConfig>* out) {
+  if (!langs.Has("packages") || langs.Get("packages").is_null()) return OkStatus();
+  const json& all = langs.Get("packages");
+  if (!all.is_object()) return InvalidArgument(langs.PathOf("packages") + ": expected an object");
+  for (const auto& [name, value] : all.items()) {
+    ObjectReader entry(value, langs.PathOf("packages") + "." + name);
+    AIRLOCK_RETURN_IF_ERROR(entry.Check({"language", "path"}));
+    PackageDirConfig d;
+    AIRLOCK_RETURN_IF_ERROR(entry.Str("language", &d.language));
+    AIRLOCK_RETURN_IF_ERROR(entry.Str("path", &d.path));
+    if (Status st = runtimes::ValidatePackageDir({name, d.language, d.path}); !st.ok()) {
+      return InvalidArgument(langs.PathOf("packages") + "." + name + ": " + st.message());
+    }
+    (*out)[name] = std::move(d);
+  }
+  return OkStatus();
+}
+
 StatusOr<Config> ConfigFromJson(const json& j) {
   Config c = DefaultConfig();
   ObjectReader root(j, "config");
@@ -390,7 +427,8 @@ StatusOr<Config> ConfigFromJson(const json& j) {
   AIRLOCK_RETURN_IF_ERROR(ReadServer(root.Child("server"), &c.server));
   AIRLOCK_RETURN_IF_ERROR(ReadLimits(root.Child("limits"), &c.limits));
   ObjectReader langs = root.Child("languages");
-  AIRLOCK_RETURN_IF_ERROR(langs.Check({"enabled", "default_isolation"}));
+  AIRLOCK_RETURN_IF_ERROR(langs.Check({"enabled", "default_isolation", "packages"}));
+  AIRLOCK_RETURN_IF_ERROR(ReadPackageDirs(langs, &c.languages.packages));
   AIRLOCK_RETURN_IF_ERROR(langs.StrList("enabled", &c.languages.enabled));
   AIRLOCK_RETURN_IF_ERROR(CheckLanguageNames(c.languages.enabled, langs.PathOf("enabled")));
   AIRLOCK_RETURN_IF_ERROR(langs.Str("default_isolation", &c.languages.default_isolation));
@@ -532,6 +570,7 @@ StatusOr<Config> ConfigFromJson(const json& j) {
   if (root.Has("roles")) c.roles = root.Get("roles");
   if (root.Has("access")) c.access = root.Get("access");
   if (root.Has("codeMode")) c.code_mode = root.Get("codeMode");
+  AIRLOCK_RETURN_IF_ERROR(CheckEndpointPackages(c));
   return c;
 }
 
@@ -555,6 +594,12 @@ StatusOr<Config> LoadConfig(const std::string& path) {
   StatusOr<Config> c = ConfigFromJson(j);
   if (!c.ok()) return c.status().WithContext(path);
   return c;
+}
+
+json PackageDirsJson(const std::map<std::string, PackageDirConfig>& dirs) {
+  json out = json::object();
+  for (const auto& [name, d] : dirs) out[name] = {{"language", d.language}, {"path", d.path}};
+  return out;
 }
 
 json ConfigToJson(const Config& c) {
@@ -658,7 +703,10 @@ json ConfigToJson(const Config& c) {
         {"max_file_bytes", l.max_file_bytes},
         {"max_total_file_bytes", l.max_total_file_bytes},
         {"max_output_files_total_bytes", l.max_output_files_total_bytes}}},
-      {"languages", {{"enabled", c.languages.enabled}, {"default_isolation", c.languages.default_isolation}}},
+      {"languages",
+       {{"enabled", c.languages.enabled},
+        {"default_isolation", c.languages.default_isolation},
+        {"packages", PackageDirsJson(c.languages.packages)}}},
       {"pool",
        {{"enabled", c.pool.enabled},
         {"max_per_language", c.pool.max_per_language},
@@ -833,6 +881,9 @@ json ConfigSchemaDoc() {
       {"languages.enabled", "string[]", "Languages offered to clients (known names only); empty = all installed."},
       {"languages.default_isolation", "string",
        "Tier for runs that name none: \"native\" (default) or \"wasm\"; a language without it uses its other tier."},
+      {"languages.packages", "object",
+       "Operator package directories: \"name\": {language: python|javascript, path}, bound read-only into the native "
+       "jails of the endpoints that list them (an endpoint's \"packages\", default all)."},
       {"pool.enabled", "boolean", "Keep jails created ahead of time in `airlock serve`'s runner (default true)."},
       {"pool.max_per_language", "integer", "Most ready jails per language, tier and limits (default 4)."},
       {"pool.min_per_language", "integer", "Ready jails kept when idle, once a language was used (default 1; 0 drains)."},
@@ -900,7 +951,7 @@ json ConfigSchemaDoc() {
        "\"normal\" (default): each record is written before the action goes on and survives any airlock crash; "
        "a power loss may lose the newest records. \"full\": each record is also fsynced (~0.7 ms, twice per run)."},
       {"endpoints", "object",
-       "Named endpoints: \"name\": {path, connectors, code_mode: off|tools|inline, gateway, run_code, isolation: [native|wasm]} "
+       "Named endpoints: \"name\": {path, connectors, code_mode: off|tools|inline, gateway, run_code, isolation: [native|wasm], packages} "
        "(see docs/governance.md)."},
       {"roles", "object",
        "Roles: \"name\": {connectors, tools, code_tools, inline, propose, write, admin} (see docs/governance.md)."},

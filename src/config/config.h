@@ -14,6 +14,7 @@
 #define AIRLOCK_CONFIG_CONFIG_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -259,8 +260,17 @@ struct TasksConfig {
   uint64_t lease_s = 30;
 };
 
+// An operator package directory (languages.packages.NAME; runtimes/package_dirs.h).
+struct PackageDirConfig {
+  std::string language;  // "python" or "javascript" (TypeScript uses javascript's)
+  std::string path;      // absolute host directory, bound read-only
+};
+
 struct LanguagesConfig {
   std::vector<std::string> enabled;  // empty: every installed language
+  // Named package directories, bound into the native jails of the runs of
+  // endpoints that may use them (an endpoint's "packages", default all).
+  std::map<std::string, PackageDirConfig> packages;
   // The isolation tier a run gets when it names none: "native" or "wasm".
   // A language without that tier runs in its other one (the result's
   // "isolation" says which); an endpoint's "isolation" list is the hard rule.

@@ -103,7 +103,7 @@ StatusOr<Role> ParseRole(const std::string& name, const json& j) {
 
 StatusOr<Endpoint> ParseEndpoint(const std::string& name, const json& j) {
   const std::string path = "endpoints." + name;
-  AIRLOCK_RETURN_IF_ERROR(CheckKeys(j, path, {"path", "connectors", "code_mode", "gateway", "run_code", "isolation", "sessions", "description"}));
+  AIRLOCK_RETURN_IF_ERROR(CheckKeys(j, path, {"path", "connectors", "code_mode", "gateway", "run_code", "isolation", "sessions", "packages", "description"}));
   Endpoint e;
   e.name = name;
   e.path = "/" + name;
@@ -133,6 +133,7 @@ StatusOr<Endpoint> ParseEndpoint(const std::string& name, const json& j) {
     }
   }
   if (e.isolation.empty()) return InvalidArgument(path + ".isolation: name at least one tier");
+  AIRLOCK_RETURN_IF_ERROR(ReadList(j, path, "packages", &e.packages, false));
   std::string description;
   AIRLOCK_RETURN_IF_ERROR(ReadString(j, path, "description", &description));
   return e;

@@ -111,6 +111,9 @@ struct Endpoint {
   // Whether open_session and session calls are offered here (also needs
   // run_code and the config's sessions.enabled).
   bool sessions = true;
+  // The operator package directories (config languages.packages) bound into
+  // this endpoint's native runs, by name; "*": every one configured.
+  std::vector<std::string> packages = {"*"};
 
   bool HasConnector(const std::string& connector) const;
 };

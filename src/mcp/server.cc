@@ -42,6 +42,12 @@ std::vector<std::string> TiersOf(const governance::Policy& policy, const std::st
   return e != nullptr ? e->isolation : std::vector<std::string>{};
 }
 
+// The endpoint's operator package directories ("packages"; none if unknown).
+std::vector<std::string> PackagesOf(const governance::Policy& policy, const std::string& endpoint) {
+  const governance::Endpoint* e = endpoint.empty() ? policy.DefaultEndpoint() : policy.FindEndpoint(endpoint);
+  return e != nullptr ? e->packages : std::vector<std::string>{};
+}
+
 }  // namespace
 
 McpServer::McpServer(const config::Config& config, runtimes::CodeExecutor& executor, gateway::Gateway* gateway,
@@ -50,7 +56,7 @@ McpServer::McpServer(const config::Config& config, runtimes::CodeExecutor& execu
       options_(std::move(options)),
       gateway_(gateway),
       policy_(PolicyOf(config_)),
-      catalog_(executor, config_, TiersOf(policy_, options_.endpoint)),
+      catalog_(executor, config_, TiersOf(policy_, options_.endpoint), PackagesOf(policy_, options_.endpoint)),
       pool_(PoolSize(config_)) {
   const governance::Endpoint* e =
       options_.endpoint.empty() ? policy_.DefaultEndpoint() : policy_.FindEndpoint(options_.endpoint);

@@ -61,6 +61,10 @@ struct LanguageSpec {
   bool prestart_takes_timeout = false;
   std::vector<std::string> extra_env;
   std::vector<jail::BindMount> binds;  // beyond jail_fs.h's base set
+  // Operator package directories bound into this variant (package_dirs.h),
+  // by name, sorted. A compile step's artifact is then never cached: it may
+  // hold code bundled from them, which changes without the program changing.
+  std::vector<std::string> packages;
   jail::SeccompOptions seccomp;
   uint64_t default_timeout_ms = 10'000;
   uint64_t default_memory_mb = 256;

@@ -251,8 +251,26 @@ RunResult LocalExecutor::Run(const RunRequest& request, const ProgressFn& progre
   if (request.code_mode && bridge == nullptr) {
     return InternalErrorResult(request.language, "invalid_request", "a code-mode run needs a bridge");
   }
-  return RunInJail(*Find(request.language, request.code_mode, request.isolation), request, progress, cancel,
-                   request.code_mode ? bridge : nullptr);
+  StatusOr<const LanguageSpec*> spec =
+      WithPackages(Find(request.language, request.code_mode, request.isolation), request.packages);
+  if (!spec.ok()) return InternalErrorResult(request.language, "invalid_request", spec.status().message());
+  return RunInJail(**spec, request, progress, cancel, request.code_mode ? bridge : nullptr);
+}
+
+StatusOr<const LanguageSpec*> LocalExecutor::WithPackages(const LanguageSpec* base,
+                                                          const std::vector<std::string>& names) {
+  if (names.empty() || base->isolation != "native" || base->code_mode) return base;
+  if (package_dirs_ == nullptr) {
+    return InvalidArgument("package directory \"" + names.front().substr(0, 40) +
+                           "\" is not configured on this runner (it has none)");
+  }
+  AIRLOCK_ASSIGN_OR_RETURN(LanguageSpec variant, package_dirs_->Apply(*base, names));
+  std::string key = base->name + "/" + base->isolation;
+  for (const std::string& n : variant.packages) key += "+" + n;
+  std::lock_guard<std::mutex> lock(variants_mu_);
+  std::unique_ptr<LanguageSpec>& slot = variants_[key];
+  if (!slot) slot = std::make_unique<LanguageSpec>(std::move(variant));
+  return slot.get();
 }
 
 void LocalExecutor::EnablePool(const JailPoolOptions& options, const std::vector<std::string>& warm, bool prestart) {
@@ -372,7 +390,9 @@ RunResult LocalExecutor::RunInJail(const LanguageSpec& spec, const RunRequest& r
     const std::string toolchain = build_cache_ != nullptr && build_cache_->enabled() && !spec.compile->artifact.empty()
                                       ? ToolchainIdentity(spec.compile->argv[0])
                                       : "";
-    const bool cacheable = !toolchain.empty();  // unknown toolchain: never cached
+    // Unknown toolchain, or code bundled from operator package directories
+    // (which change without the program changing): never cached.
+    const bool cacheable = !toolchain.empty() && spec.packages.empty();
     std::string key;
     if (cacheable) {
       BuildKeyInput in{.language = spec.name, .isolation = spec.isolation, .compile_argv = spec.compile->argv,
@@ -530,6 +550,9 @@ namespace airlock::runtimes {
 
 Status LocalExecutor::OpenSession(const SessionSpec& spec) {
   const LanguageSpec* lang = Find(spec.language, false, spec.isolation);
+  if (lang != nullptr) {
+    AIRLOCK_ASSIGN_OR_RETURN(lang, WithPackages(lang, spec.packages));
+  }
   if (lang == nullptr || lang->session_argv.empty()) {
     std::string list;
     for (const LanguageSpec& l : languages_) {

@@ -22,6 +22,7 @@
 #include "runtimes/jail_maker_thread.h"
 #include "runtimes/jail_reaper.h"
 #include "runtimes/language.h"
+#include "runtimes/package_dirs.h"
 #include "runtimes/pch_cache.h"
 #include "runtimes/sandbox_session.h"
 
@@ -98,6 +99,11 @@ class LocalExecutor : public CodeExecutor {
   void EnablePrecompiledHeaders(std::unique_ptr<PchCache> cache, const std::vector<std::string>& warm = {});
   PchCache* pch_cache() const { return pch_.get(); }
 
+  // From now on a run or session that names operator package directories
+  // (RunRequest::packages, SessionSpec::packages) gets them bound read-only
+  // into its native jail (package_dirs.h); a name `dirs` lacks is refused.
+  void EnablePackageDirs(std::unique_ptr<PackageDirs> dirs) { package_dirs_ = std::move(dirs); }
+
  private:
   LocalExecutor() = default;
   static std::pair<bool, bool> PolicyKey(const jail::SeccompOptions& o);
@@ -111,6 +117,9 @@ class LocalExecutor : public CodeExecutor {
                                                     const jail::JailConfig& config);
   RunResult RunInJail(const LanguageSpec& spec, const RunRequest& request, const ProgressFn& progress,
                       CancelToken& cancel, BridgeHandler* bridge);
+  // `base`, or its variant with the operator package directories `names`
+  // (kept for the executor's life: pooled makers and sessions hold it).
+  StatusOr<const LanguageSpec*> WithPackages(const LanguageSpec* base, const std::vector<std::string>& names);
   RunResult RunInSession(const RunRequest& request, const ProgressFn& progress, CancelToken& cancel);
 
   jail::JailHost* host_ = nullptr;
@@ -132,6 +141,9 @@ class LocalExecutor : public CodeExecutor {
   std::unique_ptr<JailPool> pool_;  // before nothing that uses it; destroyed first
   bool prestart_ = false;
   std::atomic<uint64_t> prestarted_runs_{0};
+  std::unique_ptr<PackageDirs> package_dirs_;
+  std::mutex variants_mu_;
+  std::map<std::string, std::unique_ptr<LanguageSpec>> variants_;  // by WithPackages' key
   std::mutex versions_mu_;
   std::map<std::string, std::string> versions_;
 };

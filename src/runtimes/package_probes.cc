@@ -18,15 +18,24 @@ constexpr const char* kPythonProbe =
     "    found = set()\n"
     "print(json.dumps(sorted([n, v, 'package'] for n, v in found)))\n";
 
+// Node's built-in modules, then the packages of NODE_PATH's directories
+// (operator package directories, package_dirs.h). Plain JavaScript is also
+// valid TypeScript: the TypeScript probe is the same program.
 constexpr const char* kNodeProbe =
+    "const fs = require('fs');\n"
     "const v = process.versions.node;\n"
-    "console.log(JSON.stringify(require('module').builtinModules\n"
-    "    .filter((m) => !m.startsWith('_')).map((m) => [m, v, 'builtin'])));\n";
-
-constexpr const char* kTypeScriptProbe =
-    "const v: string = process.versions.node;\n"
-    "console.log(JSON.stringify(require('module').builtinModules\n"
-    "    .filter((m: string) => !m.startsWith('_')).map((m: string) => [m, v, 'builtin'])));\n";
+    "const out = require('module').builtinModules\n"
+    "    .filter((m) => !m.startsWith('_')).map((m) => [m, v, 'builtin']);\n"
+    "const list = (d) => { try { return fs.readdirSync(d); } catch (e) { return []; } };\n"
+    "for (const dir of (process.env.NODE_PATH || '').split(':').filter(Boolean)) {\n"
+    "  for (const n of list(dir).flatMap((n) => n.startsWith('@') ? list(dir + '/' + n).map((m) => n + '/' + m) : [n])) {\n"
+    "    try {\n"
+    "      const p = JSON.parse(fs.readFileSync(dir + '/' + n + '/package.json', 'utf8'));\n"
+    "      out.push([String(p.name || n), String(p.version || ''), 'package']);\n"
+    "    } catch (e) {}\n"
+    "  }\n"
+    "}\n"
+    "console.log(JSON.stringify(out));\n";
 
 // No json library needed (the WASM build may lack the extension): String#dump
 // quotes ASCII names and versions as JSON does.
@@ -54,7 +63,7 @@ std::optional<std::string> PackageProbeProgram(const std::string& language, cons
   if (language == "ruby") return kRubyProbe;
   if (tier != "native") return std::nullopt;
   if (language == "javascript") return kNodeProbe;
-  if (language == "typescript") return kTypeScriptProbe;
+  if (language == "typescript") return kNodeProbe;
   if (language == "php") return kPhpProbe;
   return std::nullopt;
 }

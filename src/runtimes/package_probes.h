@@ -5,7 +5,8 @@
 //
 //   python      importlib.metadata distributions        kind "package"
 //   javascript  node's built-in modules                 kind "builtin"
-//   typescript  the same (esbuild, then node)           kind "builtin"
+//               and NODE_PATH's packages (package_dirs.h) kind "package"
+//   typescript  the same (esbuild, then node)
 //   ruby        Gem::Specification (default gems too)    kind "gem"
 //   php         get_loaded_extensions()                  kind "extension"
 //

@@ -322,6 +322,7 @@ Json ToJson(const RunRequest& r) {
       {"truncate_output", r.truncate_output},
   };
   if (!r.session_id.empty()) j["session_id"] = r.session_id;
+  if (!r.packages.empty()) j["packages"] = SanitizeAll(r.packages);
   // Code and stdin keep their exact bytes: text when they can be, else base64.
   const bool code_text = IsValidUtf8(r.code);
   j["code"] = code_text ? r.code : Base64Encode(r.code);
@@ -367,6 +368,7 @@ StatusOr<RunRequest> RunRequestFromJson(const Json& j) {
   AIRLOCK_RETURN_IF_ERROR(ReadUint(j, "max_output_bytes", "max_output_bytes", &r.max_output_bytes));
   AIRLOCK_RETURN_IF_ERROR(ReadBool(j, "truncate_output", "truncate_output", &r.truncate_output));
   AIRLOCK_RETURN_IF_ERROR(ReadString(j, "session_id", "session_id", false, &r.session_id));
+  AIRLOCK_RETURN_IF_ERROR(ReadStringList(j, "packages", "packages", &r.packages));
   auto files = j.find("files");
   if (files != j.end() && !files->is_null()) {
     if (!files->is_array()) return InvalidArgument("files must be an array");
@@ -448,13 +450,15 @@ StatusOr<LanguageInfo> LanguageInfoFromJson(const Json& j) {
 }
 
 Json ToJson(const SessionSpec& s) {
-  return Json{{"id", s.id},
-              {"language", s.language},
-              {"isolation", s.isolation},
-              {"memory_mb", s.memory_mb},
-              {"cpu_budget_ms", s.cpu_budget_ms},
-              {"shared", s.shared},
-              {"max_lifetime_s", s.max_lifetime_s}};
+  Json j{{"id", s.id},
+         {"language", s.language},
+         {"isolation", s.isolation},
+         {"memory_mb", s.memory_mb},
+         {"cpu_budget_ms", s.cpu_budget_ms},
+         {"shared", s.shared},
+         {"max_lifetime_s", s.max_lifetime_s}};
+  if (!s.packages.empty()) j["packages"] = s.packages;
+  return j;
 }
 
 StatusOr<SessionSpec> SessionSpecFromJson(const Json& j) {
@@ -467,6 +471,7 @@ StatusOr<SessionSpec> SessionSpecFromJson(const Json& j) {
   AIRLOCK_RETURN_IF_ERROR(ReadUint(j, "cpu_budget_ms", "cpu_budget_ms", &s.cpu_budget_ms));
   AIRLOCK_RETURN_IF_ERROR(ReadBool(j, "shared", "shared", &s.shared));
   AIRLOCK_RETURN_IF_ERROR(ReadUint(j, "max_lifetime_s", "max_lifetime_s", &s.max_lifetime_s));
+  AIRLOCK_RETURN_IF_ERROR(ReadStringList(j, "packages", "packages", &s.packages));
   if (s.shared && s.max_lifetime_s == 0) return InvalidArgument("a shared session needs max_lifetime_s");
   if (s.id.empty()) return InvalidArgument("id must not be empty");
   return s;

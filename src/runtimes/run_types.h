@@ -107,6 +107,12 @@ struct RunRequest {
   // Non-empty: a cell for this open session (CodeExecutor::OpenSession)
   // instead of a fresh run; args and memory_mb must then be empty/0.
   std::string session_id;
+  // Operator package directories (config languages.packages) bound into
+  // this run's jail, by name: the MCP layer names those of the caller's
+  // endpoint that serve the language; the runner refuses one it lacks.
+  // Native tier only (the WASM tier ignores them). Not for session cells:
+  // a session's are fixed when it opens.
+  std::vector<std::string> packages;
   // Who asked (the MCP layer's caller key, e.g. "api_key:alice"), for the
   // runner client's per-caller admission limits (runner/runner_client.h).
   // Empty: not limited per caller. Not part of the JSON: the runner and the
@@ -131,6 +137,7 @@ struct SessionSpec {
   // stream, as before.
   bool shared = false;
   uint64_t max_lifetime_s = 0;  // 0: the host enforces none (not shared)
+  std::vector<std::string> packages;  // as RunRequest::packages, for the session's life
 };
 nlohmann::json ToJson(const SessionSpec& s);
 StatusOr<SessionSpec> SessionSpecFromJson(const nlohmann::json& j);

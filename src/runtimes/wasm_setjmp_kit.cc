@@ -14,6 +14,8 @@
 #include <iterator>
 #include <vector>
 
+#include "base/write_if_changed.h"
+
 namespace airlock::runtimes {
 
 namespace {
@@ -43,31 +45,6 @@ Status RunTool(std::vector<std::string> argv) {
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     return Internal(argv[0] + " failed (status " + std::to_string(status) + ")");
-  }
-  return OkStatus();
-}
-
-// Replaces `path` with `content` unless it holds exactly that already.
-Status WriteIfChanged(const std::filesystem::path& path, std::string_view content) {
-  {
-    std::ifstream in(path, std::ios::binary);
-    if (in) {
-      const std::string have((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      if (have == content) return OkStatus();
-    }
-  }
-  const std::filesystem::path tmp = path.string() + ".tmp." + std::to_string(getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out.write(content.data(), static_cast<std::streamsize>(content.size()));
-    if (!out.flush()) return Internal("cannot write " + tmp.string());
-  }
-  if (chmod(tmp.c_str(), 0644) != 0 || rename(tmp.c_str(), path.c_str()) != 0) {
-    const int e = errno;
-    std::error_code ec;
-    std::filesystem::remove(tmp, ec);
-    errno = e;
-    return ErrnoError("install " + path.string());
   }
   return OkStatus();
 }

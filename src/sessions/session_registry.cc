@@ -99,7 +99,8 @@ StatusOr<SessionInfo> SessionRegistry::Open(const std::string& owner, const Open
                              .memory_mb = s.memory_mb,
                              .cpu_budget_ms = config_.max_cpu_s * 1000,
                              .shared = book_->shared(),
-                             .max_lifetime_s = config_.max_lifetime_s};
+                             .max_lifetime_s = config_.max_lifetime_s,
+                             .packages = request.packages};
   if (Status st = executor_.OpenSession(spec); !st.ok()) {
     book_->Abandon(s.id);
     return st;

@@ -48,6 +48,7 @@ struct OpenRequest {
   std::string isolation = "native";
   uint64_t idle_timeout_s = 0;  // 0: the config's default
   uint64_t memory_mb = 0;       // 0: the language default
+  std::vector<std::string> packages{};  // runtimes::SessionSpec::packages
 };
 
 // {session_id, language, isolation, idle_timeout_s, expires_at (ISO 8601), ...}.

@@ -183,6 +183,7 @@ TEST(RunTypesTest, RequestRoundTrip) {
   in.output_globs = {"*.png", "out/result.json"};
   in.timeout_ms = 5000;
   in.memory_mb = 256;
+  in.packages = {"team", "wheels"};
   Json j = ToJson(in);
   EXPECT_EQ(j["files"][0]["encoding"], "text");
   EXPECT_EQ(j["files"][1]["encoding"], "base64");
@@ -202,6 +203,15 @@ TEST(RunTypesTest, RequestRoundTrip) {
   EXPECT_EQ(out->timeout_ms, 5000u);
   EXPECT_EQ(out->memory_mb, 256u);
   EXPECT_EQ(out->isolation, "native");
+  EXPECT_EQ(out->packages, in.packages);  // a runner host binds the same directories
+}
+
+TEST(RunTypesTest, SessionSpecKeepsItsPackageDirectories) {
+  SessionSpec in{.id = "s_1", .language = "python", .packages = {"team"}};
+  StatusOr<SessionSpec> out = SessionSpecFromJson(Json::parse(ToJson(in).dump()));
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->packages, in.packages);
+  EXPECT_FALSE(ToJson(SessionSpec{.id = "s_2", .language = "python"}).contains("packages"));
 }
 
 TEST(RunTypesTest, RequestKeepsInvalidUtf8CodeAndStdinBytes) {
@@ -226,6 +236,7 @@ TEST(RunTypesTest, RequestMinimalDefaults) {
   EXPECT_TRUE(r->files.empty());
   EXPECT_TRUE(r->args.empty());
   EXPECT_EQ(r->isolation, "native");
+  EXPECT_TRUE(r->packages.empty());
 }
 
 void ExpectRequestError(const Json& j, const std::string& expected_message) {

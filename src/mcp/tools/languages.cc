@@ -1,6 +1,7 @@
 #include "mcp/tools/languages.h"
 
 #include <algorithm>
+#include <map>
 
 #include "mcp/tools/session_tools.h"
 
@@ -14,10 +15,20 @@ bool Contains(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
 
+// The endpoint's package directories: name -> language.
+std::map<std::string, std::string> PackageDirsOf(const config::Config& config, const std::vector<std::string>& names) {
+  std::map<std::string, std::string> out;
+  for (const auto& [name, dir] : config.languages.packages) {
+    if (Contains(names, "*") || Contains(names, name)) out[name] = dir.language;
+  }
+  return out;
+}
+
 }  // namespace
 
 LanguageCatalog::LanguageCatalog(runtimes::CodeExecutor& executor, const config::Config& config,
-                                 std::vector<std::string> allowed_tiers)
+                                 std::vector<std::string> allowed_tiers,
+                                 const std::vector<std::string>& endpoint_packages)
     : executor_(executor),
       limits_(config.limits),
       enabled_(config.languages.enabled),
@@ -26,7 +37,7 @@ LanguageCatalog::LanguageCatalog(runtimes::CodeExecutor& executor, const config:
       default_tier_(Contains(allowed_tiers_, config.languages.default_isolation) || allowed_tiers_.empty()
                         ? config.languages.default_isolation
                         : allowed_tiers_.front()),
-      packages_(executor) {}
+      packages_(executor, PackageDirsOf(config, endpoint_packages)) {}
 
 std::vector<runtimes::LanguageInfo> LanguageCatalog::Languages() {
   std::vector<runtimes::LanguageInfo> all = executor_.Languages();

@@ -34,8 +34,11 @@ inline constexpr char kLanguagesResourceUri[] = "airlock://languages";
 // offered), sorted by name.
 class LanguageCatalog {
  public:
+  // `endpoint_packages`: the endpoint's "packages" (names of
+  // config.languages.packages; "*": all of them).
   LanguageCatalog(runtimes::CodeExecutor& executor, const config::Config& config,
-                  std::vector<std::string> allowed_tiers = {"native", "wasm"});
+                  std::vector<std::string> allowed_tiers = {"native", "wasm"},
+                  const std::vector<std::string>& endpoint_packages = {"*"});
 
   std::vector<runtimes::LanguageInfo> Languages();
   const config::LimitsConfig& limits() const { return limits_; }

@@ -1,5 +1,6 @@
 #include "mcp/tools/package_catalog.h"
 
+#include "runtimes/package_dirs.h"
 #include "runtimes/package_probes.h"
 
 namespace airlock::mcp {
@@ -37,6 +38,15 @@ json PackageCatalog::Get(const std::string& language, const std::string& tier, c
   return value;
 }
 
+std::vector<std::string> PackageCatalog::DirsFor(const std::string& language, const std::string& tier) const {
+  std::vector<std::string> out;
+  if (tier != "native") return out;
+  for (const auto& [name, dir_language] : package_dirs_) {
+    if (runtimes::PackageDirServes(dir_language, language)) out.push_back(name);
+  }
+  return out;
+}
+
 json PackageCatalog::Probe(const std::string& language, const std::string& tier, const std::string& caller,
                            CancelToken& cancel, bool* cacheable) {
   const std::optional<std::string> program = runtimes::PackageProbeProgram(language, tier);
@@ -49,6 +59,7 @@ json PackageCatalog::Probe(const std::string& language, const std::string& tier,
   req.isolation = tier;
   req.code = *program;
   req.timeout_ms = kProbeTimeoutMs;
+  req.packages = DirsFor(language, tier);
   req.caller = caller;
   runtimes::RunResult r = executor_.Run(req, nullptr, cancel);
   if (!r.ok() || r.exit_code != 0) {

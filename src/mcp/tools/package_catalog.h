@@ -18,6 +18,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -29,8 +30,16 @@ namespace airlock::mcp {
 class PackageCatalog {
  public:
   // `executor` must outlive the catalog. A cached list is probed again after `ttl`.
-  explicit PackageCatalog(runtimes::CodeExecutor& executor, std::chrono::seconds ttl = std::chrono::hours(1))
-      : executor_(executor), ttl_(ttl) {}
+  // `package_dirs`: the endpoint's operator package directories, name ->
+  // language (config languages.packages); native probes run with those that
+  // serve the language bound, so the list shows what a run there imports.
+  explicit PackageCatalog(runtimes::CodeExecutor& executor, std::map<std::string, std::string> package_dirs = {},
+                          std::chrono::seconds ttl = std::chrono::hours(1))
+      : executor_(executor), package_dirs_(std::move(package_dirs)), ttl_(ttl) {}
+
+  // The endpoint's package directories that serve `language` in `tier`
+  // (RunRequest::packages): none outside the native tier.
+  std::vector<std::string> DirsFor(const std::string& language, const std::string& tier) const;
 
   // The run of a probe counts against `caller`'s run limits.
   nlohmann::json Get(const std::string& language, const std::string& tier, const std::string& caller,
@@ -46,6 +55,7 @@ class PackageCatalog {
                        CancelToken& cancel, bool* cacheable);
 
   runtimes::CodeExecutor& executor_;
+  const std::map<std::string, std::string> package_dirs_;
   const std::chrono::seconds ttl_;
   std::mutex mu_;
   std::map<std::string, Entry> cache_;

@@ -331,6 +331,7 @@ StatusOr<json> RunCodeTool::Call(const json& arguments, ToolCallContext& ctx) {
                                std::to_string(request->timeout_ms) + " ms, memory " +
                                std::to_string(request->memory_mb) + " MiB)");
   request->caller = SessionOwner(ctx.caller());  // per-caller run limits
+  request->packages = catalog_.packages().DirsFor(request->language, request->isolation);
   const int64_t started_ms = audit::NowMs();
   runtimes::RunResult result = catalog_.executor().Run(
       *request, [&ctx](RunPhase p) { ctx.Progress(PhaseStep(p), kPhaseCount, PhaseMessage(p)); },

@@ -147,6 +147,7 @@ StatusOr<json> OpenSessionTool::Call(const json& args, ToolCallContext& ctx) {
     request.memory_mb = tier_memory ? std::min(tier_memory, catalog_.limits().max_memory_mb)
                                     : catalog_.limits().default_memory_mb;
   }
+  request.packages = catalog_.packages().DirsFor(request.language, request.isolation);
   StatusOr<sessions::SessionInfo> s = registry_.Open(SessionOwner(ctx.caller()), request);
   if (!s.ok()) {
     const Status& st = s.status();
