@@ -32,6 +32,22 @@ LanguageSpec InterpreterSpec(const std::string& airlock_js_path, const std::file
   return spec;
 }
 
+// The engine's own environment (the guest sees only its --env): glibc's
+// malloc asks for transparent huge pages (madvise) for its large chunks,
+// where the module's bytes, its compiled code and the guest's start-up state
+// land: a CPython start takes 30 000 page faults fewer and about a fifth
+// less CPU (docs/performance.md, "Huge pages for the engine's heap"). glibc
+// reads the THP mode and size from sysfs when malloc starts; the jail has no
+// /sys, so those two files (settings, no counters) are bound read-only.
+// Without them (no THP on the host) the tunable does nothing. Not for Ruby:
+// its idle pooled interpreter kept 3 MiB more (97 -> 100 MiB PSS).
+void UseMallocHugePages(LanguageSpec& spec) {
+  spec.extra_env.push_back("GLIBC_TUNABLES=glibc.malloc.hugetlb=1");
+  for (const char* f : {"enabled", "hpage_pmd_size"}) {
+    spec.binds.push_back({std::string("/sys/kernel/mm/transparent_hugepage/") + f});
+  }
+}
+
 }  // namespace
 
 std::vector<LanguageSpec> WasmTierLanguages(const std::string& airlock_js_path, const std::string& wasm_cache_dir) {
@@ -109,6 +125,7 @@ std::vector<LanguageSpec> WasmTierLanguages(const std::string& airlock_js_path, 
   const std::filesystem::path py_dir = std::filesystem::canonical(wasm_cache_dir + "/python", ec);
   if (!ec) {
     LanguageSpec py = InterpreterSpec(airlock_js_path, py_dir, kJailWasmPythonDir, "PYTHON_VERSION");
+    UseMallocHugePages(py);
     py.name = "python";
     py.display_name = "Python";
     py.source_file = "main.py";
@@ -169,6 +186,7 @@ std::vector<LanguageSpec> WasmTierLanguages(const std::string& airlock_js_path, 
   const std::filesystem::path php_dir = std::filesystem::canonical(wasm_cache_dir + "/php", ec);
   if (!ec) {
     LanguageSpec php = InterpreterSpec(airlock_js_path, php_dir, kJailWasmPhpDir, "PHP_VERSION");
+    UseMallocHugePages(php);
     php.name = "php";
     php.display_name = "PHP";
     php.source_file = "main.php";
