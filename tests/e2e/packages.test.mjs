@@ -100,6 +100,13 @@ describe('operator package directories over Streamable HTTP', () => {
       return lang.packages.native.packages ?? [];
     };
     const has = (pkgs, name, version) => pkgs.some((p) => p.name === name && p.version === version);
+    const notes = async (c, language) => {
+      const r = await c.client.callTool({ name: 'list_languages', arguments: { language } }, undefined, CALL);
+      return structured(r).languages.find((l) => l.name === language).notes;
+    };
+    assert.match(await notes(clients.full, 'python'), /packages the operator installed for this endpoint/);
+    assert.doesNotMatch(await notes(clients.bare, 'python'), /operator installed/);
+    assert.doesNotMatch(await notes(clients.full, 'ruby'), /operator installed/);
     assert.ok(has(await list(clients.full, 'python'), 'e2e-demo-pkg', '2.0.1'));
     assert.ok(!has(await list(clients.bare, 'python'), 'e2e-demo-pkg', '2.0.1'));
     const js = await list(clients.full, 'javascript');

@@ -50,6 +50,12 @@ std::vector<runtimes::LanguageInfo> LanguageCatalog::Languages() {
     l.sessions = !l.session_tiers.empty();
     std::erase_if(l.tiers, [this](const std::string& t) { return !Contains(allowed_tiers_, t); });
     std::erase_if(l.tier_defaults, [this](const auto& d) { return !Contains(allowed_tiers_, d.first); });
+    // What "no pip" leaves out: the operator's own packages, where they are.
+    if (Contains(l.tiers, "native") && !packages_.DirsFor(l.name, "native").empty()) {
+      l.notes += std::string(l.notes.empty() ? "" : "; ") +
+                 "plus packages the operator installed for this endpoint (native tier; list_languages "
+                 "{\"packages\": true} lists them)";
+    }
     if (!l.tiers.empty()) out.push_back(std::move(l));
   }
   std::sort(out.begin(), out.end(),
