@@ -882,7 +882,7 @@ json ConfigSchemaDoc() {
       {"languages.default_isolation", "string",
        "Tier for runs that name none: \"native\" (default) or \"wasm\"; a language without it uses its other tier."},
       {"languages.packages", "object",
-       "Operator package directories: \"name\": {language: python|javascript, path}, bound read-only into the native "
+       "Operator package directories: \"name\": {language: python|javascript|ruby, path}, bound read-only into the native "
        "jails of the endpoints that list them (an endpoint's \"packages\", default all)."},
       {"pool.enabled", "boolean", "Keep jails created ahead of time in `airlock serve`'s runner (default true)."},
       {"pool.max_per_language", "integer", "Most ready jails per language, tier and limits (default 4)."},

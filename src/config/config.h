@@ -262,7 +262,7 @@ struct TasksConfig {
 
 // An operator package directory (languages.packages.NAME; runtimes/package_dirs.h).
 struct PackageDirConfig {
-  std::string language;  // "python" or "javascript" (TypeScript uses javascript's)
+  std::string language;  // "python", "javascript" (TypeScript uses its) or "ruby"
   std::string path;      // absolute host directory, bound read-only
 };
 

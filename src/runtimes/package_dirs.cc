@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <system_error>
+#include <tuple>
 
 #include "base/write_if_changed.h"
 
@@ -41,6 +42,20 @@ del _airlock_packages
 
 constexpr char kPythonEtc[] = "/etc/python3.11";
 
+// Ruby's hook, loaded before the program (RUBYOPT=-r...): each directory and
+// the lib/ of each gem installed in it go on $LOAD_PATH after Ruby's own.
+constexpr char kRubyHook[] = R"RB(# airlock: the operator's package directories (config languages.packages),
+# bound read-only at /opt/airlock/packages/NAME into this run's jail.
+if File.directory?("/opt/airlock/packages")
+  Dir.children("/opt/airlock/packages").sort.each do |name|
+    dir = "/opt/airlock/packages/#{name}"
+    $LOAD_PATH.push(dir, *Dir.glob("#{dir}/gems/*/lib").sort)
+  end
+end
+)RB";
+
+constexpr char kJailRubyHookDir[] = "/opt/airlock/ruby-hook";
+
 bool ValidName(const std::string& n) {
   if (n.empty() || n.size() > 32) return false;
   return std::all_of(n.begin(), n.end(), [](char c) {
@@ -63,9 +78,9 @@ Status ValidatePackageDir(const PackageDir& dir) {
     return InvalidArgument("a package directory's name is 1 to 32 of a-z, 0-9, '_' and '-' (got \"" +
                            dir.name.substr(0, 40) + "\")");
   }
-  if (dir.language != "python" && dir.language != "javascript") {
-    return InvalidArgument("language: expected \"python\" or \"javascript\" (got \"" + dir.language.substr(0, 40) +
-                           "\"); TypeScript runs use the javascript directories");
+  if (dir.language != "python" && dir.language != "javascript" && dir.language != "ruby") {
+    return InvalidArgument("language: expected \"python\", \"javascript\" or \"ruby\" (got \"" +
+                           dir.language.substr(0, 40) + "\"); TypeScript runs use the javascript directories");
   }
   if (dir.path.empty() || dir.path[0] != '/') return InvalidArgument("path: expected an absolute path");
   std::error_code ec;
@@ -87,12 +102,16 @@ PackageDirs::PackageDirs(std::vector<PackageDir> dirs, std::string hook_dir)
     : dirs_(std::move(dirs)), hook_dir_(std::move(hook_dir)) {}
 
 Status PackageDirs::Prepare() const {
-  const std::filesystem::path etc = std::filesystem::path(hook_dir_) / "python3.11";
-  std::error_code ec;
-  std::filesystem::create_directories(etc, ec);
-  if (ec) return Internal("cannot create " + etc.string() + ": " + ec.message());
-  if (chmod(hook_dir_.c_str(), 0755) != 0 || chmod(etc.c_str(), 0755) != 0) return ErrnoError("chmod " + hook_dir_);
-  return WriteIfChanged(etc / "sitecustomize.py", kPythonHook);
+  const std::filesystem::path root(hook_dir_);
+  for (const auto& [sub, file, content] : {std::tuple{"python3.11", "sitecustomize.py", kPythonHook},
+                                           std::tuple{"ruby", "airlock_packages.rb", kRubyHook}}) {
+    std::error_code ec;
+    std::filesystem::create_directories(root / sub, ec);
+    if (ec) return Internal("cannot create " + (root / sub).string() + ": " + ec.message());
+    if (chmod(root.c_str(), 0755) != 0 || chmod((root / sub).c_str(), 0755) != 0) return ErrnoError("chmod " + hook_dir_);
+    AIRLOCK_RETURN_IF_ERROR(WriteIfChanged(root / sub / file, content));
+  }
+  return OkStatus();
 }
 
 StatusOr<LanguageSpec> PackageDirs::Apply(const LanguageSpec& base, const std::vector<std::string>& names) const {
@@ -104,7 +123,7 @@ StatusOr<LanguageSpec> PackageDirs::Apply(const LanguageSpec& base, const std::v
   if (sorted.size() > kMaxPackageDirsPerRun) {
     return InvalidArgument("at most " + std::to_string(kMaxPackageDirsPerRun) + " package directories per run");
   }
-  std::string node_path;
+  std::string search_path;  // NODE_PATH, GEM_PATH
   for (const std::string& name : sorted) {
     auto it = std::find_if(dirs_.begin(), dirs_.end(), [&](const PackageDir& d) { return d.name == name; });
     if (it == dirs_.end()) {
@@ -116,16 +135,21 @@ StatusOr<LanguageSpec> PackageDirs::Apply(const LanguageSpec& base, const std::v
     }
     const std::string target = std::string(kJailPackagesRoot) + "/" + name;
     spec.binds.push_back({it->path, false, target});
-    if (!node_path.empty()) node_path += ":";
-    node_path += target;
+    if (!search_path.empty()) search_path += ":";
+    search_path += target;
   }
   if (base.name == "python") {
     // Airlock's /etc/python3.11 instead of the host's (whose only file is
     // Debian's apport hook, which no jail has).
     std::erase_if(spec.binds, [](const jail::BindMount& b) { return b.path == kPythonEtc && b.target.empty(); });
     spec.binds.push_back({hook_dir_ + "/python3.11", false, kPythonEtc});
+  } else if (base.name == "ruby") {
+    spec.binds.push_back({hook_dir_ + "/ruby", false, kJailRubyHookDir});
+    spec.extra_env.push_back(std::string("RUBYOPT=-r") + kJailRubyHookDir + "/airlock_packages.rb");
+    // A trailing ':' keeps RubyGems' default directories after these.
+    spec.extra_env.push_back("GEM_PATH=" + search_path + ":");
   } else {
-    spec.extra_env.push_back("NODE_PATH=" + node_path);
+    spec.extra_env.push_back("NODE_PATH=" + search_path);
   }
   spec.packages = std::move(sorted);
   return spec;

@@ -9,11 +9,15 @@
 //   javascript  a node_modules tree (`npm install --prefix X` makes
 //               X/node_modules), put on NODE_PATH; TypeScript runs get it
 //               too (esbuild bundles from it)
+//   ruby        gems installed with `gem install --install-dir DIR` (each
+//               gem's lib/ on $LOAD_PATH, DIR on GEM_PATH) and/or plain
+//               library files in DIR
 //
 // Each directory appears at /opt/airlock/packages/NAME. Python learns of them
 // from a sitecustomize hook (python3 runs with -I, so PYTHONPATH is ignored):
 // airlock binds its own one-file /etc/python3.11 into such jails, which
-// lists /opt/airlock/packages when the interpreter starts.
+// lists /opt/airlock/packages when the interpreter starts. Ruby (run with
+// --disable-gems) loads a hook of the same kind through RUBYOPT.
 //
 //   PackageDirs dirs(config_dirs, hook_dir);   // hook written by Prepare()
 //   StatusOr<LanguageSpec> spec = dirs.Apply(python_spec, {"team"});
@@ -39,7 +43,7 @@ inline constexpr size_t kMaxPackageDirsPerRun = 8;
 
 struct PackageDir {
   std::string name;      // [a-z0-9_-], 1..32 characters
-  std::string language;  // "python" or "javascript"
+  std::string language;  // "python", "javascript" or "ruby"
   std::string path;      // absolute host directory
 };
 
@@ -58,11 +62,12 @@ class PackageDirs {
   // Prepare writes the Python hook.
   PackageDirs(std::vector<PackageDir> dirs, std::string hook_dir);
 
-  // Writes the Python hook (hook_dir/python3.11/sitecustomize.py, 0644).
+  // Writes the hooks (hook_dir/python3.11/sitecustomize.py and
+  // hook_dir/ruby/airlock_packages.rb, 0644).
   Status Prepare() const;
 
-  // `base` with the named directories bound (and NODE_PATH or the Python
-  // hook); `base` itself when `names` is empty or the spec is a WASM-tier or
+  // `base` with the named directories bound (and NODE_PATH, or the Python
+  // or Ruby hook); `base` itself when `names` is empty or the spec is a WASM-tier or
   // code-mode one (neither sees the host's files). An unknown name, or one
   // holding another language's packages, is an error.
   StatusOr<LanguageSpec> Apply(const LanguageSpec& base, const std::vector<std::string>& names) const;

@@ -59,6 +59,7 @@ class PackageDirsTest : public ::testing::Test {
     WriteFile(dir_ / "wheels/treepkg/__init__.py", "NAME = 'tree'\n");  // a `pip install --target` tree
     WriteFile(dir_ / "node/demo-mod/package.json", R"({"name": "demo-mod", "version": "0.4.0", "main": "index.js"})");
     WriteFile(dir_ / "node/demo-mod/index.js", "module.exports = {answer: 42};\n");
+    fs::create_directories(dir_ / "rubygems");  // filled by the Ruby test
     fs::permissions(dir_, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
                               fs::perms::others_read | fs::perms::others_exec);
 
@@ -70,7 +71,8 @@ class PackageDirsTest : public ::testing::Test {
     executor_ = std::move(*executor);
     auto dirs = std::make_unique<PackageDirs>(
         std::vector<PackageDir>{{"team", "python", (dir_ / "wheels").string()},
-                                {"mods", "javascript", (dir_ / "node").string()}},
+                                {"mods", "javascript", (dir_ / "node").string()},
+                                {"gems", "ruby", (dir_ / "rubygems").string()}},
         (dir_ / "hook").string());
     ASSERT_TRUE(dirs->Prepare().ok());
     executor_->EnablePackageDirs(std::move(dirs));
@@ -208,6 +210,37 @@ TEST_F(PackageDirsTest, PooledPreStartedInterpretersAreAShapeOfTheirOwn) {
   }
 }
 
+TEST_F(PackageDirsTest, RubyRequiresAGemInstalledIntoTheDirectory) {
+  if (executor_->Find("ruby") == nullptr || access("/usr/bin/gem", X_OK) != 0) GTEST_SKIP() << "no ruby or gem";
+  // A gem built and installed here, offline, as an operator would.
+  const fs::path src = dir_ / "gem-src";
+  WriteFile(src / "lib/airlock_demo_gem.rb", "module AirlockDemoGem\n  VALUE = 99\nend\n");
+  WriteFile(src / "airlock_demo_gem.gemspec",
+            "Gem::Specification.new do |s|\n  s.name = 'airlock_demo_gem'\n  s.version = '0.3.0'\n"
+            "  s.summary = 'airlock test'\n  s.authors = ['airlock']\n  s.license = 'MIT'\n"
+            "  s.files = ['lib/airlock_demo_gem.rb']\nend\n");
+  const std::string cmd = "cd '" + src.string() + "' && HOME='" + src.string() +
+                          "' gem build airlock_demo_gem.gemspec >/dev/null 2>&1 && HOME='" + src.string() +
+                          "' gem install --local --no-document --install-dir '" + (dir_ / "rubygems").string() +
+                          "' airlock_demo_gem-0.3.0.gem >/dev/null 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+
+  const std::string code = "require 'airlock_demo_gem'\nputs AirlockDemoGem::VALUE\n";
+  RunResult with = Run("ruby", code, {"gems"});
+  ASSERT_EQ(with.status, RunStatus::kOk) << with.message << with.stderr_text;
+  EXPECT_EQ(with.stdout_text, "99\n");
+  RunResult without = Run("ruby", code);
+  ASSERT_EQ(without.status, RunStatus::kExitNonzero) << without.message;
+  EXPECT_NE(without.stderr_text.find("cannot load such file -- airlock_demo_gem"), std::string::npos)
+      << without.stderr_text;
+
+  RunResult probe = Run("ruby", *PackageProbeProgram("ruby", "native"), {"gems"});
+  ASSERT_EQ(probe.status, RunStatus::kOk) << probe.message << probe.stderr_text;
+  EXPECT_NE(probe.stdout_text.find(R"(["airlock_demo_gem","0.3.0","gem"])"), std::string::npos)
+      << probe.stdout_text.substr(0, 400);
+  EXPECT_NE(probe.stdout_text.find(R"("json")"), std::string::npos) << "Ruby's default gems were lost";
+}
+
 TEST_F(PackageDirsTest, UnknownOrForeignDirectoriesAreRefused) {
   RunResult unknown = Run("python", "print(1)", {"nope"});
   EXPECT_EQ(unknown.error_code, "invalid_request");
@@ -246,7 +279,8 @@ TEST(PackageDirValidation, OnlyDirectoriesThatHoldPackages) {
   EXPECT_FALSE(ValidatePackageDir({"team", "python", "/no/such/dir"}).ok());
   EXPECT_FALSE(ValidatePackageDir({"Team", "python", tmp}).ok());
   EXPECT_FALSE(ValidatePackageDir({"", "python", tmp}).ok());
-  EXPECT_FALSE(ValidatePackageDir({"team", "ruby", tmp}).ok());
+  EXPECT_TRUE(ValidatePackageDir({"team", "ruby", tmp}).ok());
+  EXPECT_FALSE(ValidatePackageDir({"team", "php", tmp}).ok());
 }
 
 TEST(PackageDirConfig, TheLoaderReadsDirectoriesAndChecksEndpointNames) {
