@@ -126,8 +126,11 @@ std::string_view NodePrestartHarness() {
 (() => {
   // Paid before the run: the stdio streams node creates on first use
   // (about 2 ms for a pipe); the same objects a cold run would create.
-  process.stdout;
-  process.stderr;
+  // Blocking, unlike node's default for a pipe (O_NONBLOCK, and what the
+  // pipe cannot take now is queued in memory): a program that floods its
+  // output then waits for the supervisor and meets the output limit,
+  // instead of filling its memory when the machine is busy.
+  for (const s of [process.stdout, process.stderr]) s._handle?.setBlocking?.(true);
   const fs = require('fs');
   const raw = fs.readFileSync(3);
   fs.closeSync(3);

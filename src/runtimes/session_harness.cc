@@ -141,8 +141,9 @@ std::string_view NodeSessionHarness() {
   const vm = require('vm');
   const util = require('util');
   const { Readable } = require('stream');
-  process.stdout;
-  process.stderr;
+  // Blocking, as pre-started runs' (prestart_harness.cc): a flood meets the
+  // output limit instead of queueing in memory.
+  for (const s of [process.stdout, process.stderr]) s._handle?.setBlocking?.(true);
   // The harness's own frames (node:vm, [eval]) are not the cell's.
   const show = (e) => {
     if (!(e instanceof Error) || !e.stack) return 'Uncaught ' + util.inspect(e);

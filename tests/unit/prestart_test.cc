@@ -311,6 +311,28 @@ TEST_F(PrestartTest, APreStartedRunMatchesAColdOne) {
   if (compared == 0) GTEST_SKIP() << "no interpreter with a pre-started form is installed";
 }
 
+// Node makes a stdout pipe non-blocking and queues in memory what the pipe
+// cannot take; a flood then fills the program's memory before it meets the
+// output limit whenever the supervisor drains slower (a busy machine: seen
+// as memory_limit in the soak). The pre-started node writes blocking.
+TEST_F(PrestartTest, APreStartedNodeWritesItsOutputBlocking) {
+  if (!Have("javascript")) GTEST_SKIP() << "no node";
+  RunRequest req;
+  req.language = "javascript";
+  req.code =
+      "const fs = require('fs');\n"
+      "const mode = (fd) => (parseInt(/flags:\\s+(\\d+)/.exec(fs.readFileSync('/proc/self/fdinfo/' + fd, 'utf8'))[1], 8)"
+      " & 0o4000) ? 'nonblocking' : 'blocking';\n"
+      "const out = process.stdout, err = process.stderr;\n"
+      "out.write(mode(1) + ' ' + mode(2) + '\\n');\n";
+  req.timeout_ms = 20000;
+  auto [cold, warm] = ColdThenPrestarted(req, "node stdio mode");
+  ASSERT_EQ(warm.status, RunStatus::kOk) << warm.message << warm.stderr_text;
+  EXPECT_EQ(warm.stdout_text, "blocking blocking\n");
+  // What the harness changes (node's own default, in the cold run).
+  EXPECT_EQ(cold.stdout_text, "nonblocking nonblocking\n") << cold.stderr_text;
+}
+
 TEST_F(PrestartTest, ATypeScriptCompileErrorIsReportedAsFromAColdRun) {
   if (!Have("typescript")) GTEST_SKIP() << "esbuild or node not installed";
   RunRequest req;
