@@ -53,7 +53,9 @@ runtimes::RunResult MeteredExecutor::Run(const runtimes::RunRequest& request, co
     seconds_.Observe({"queue"}, s / 1e9);
     if (const int64_t run = running_ns.load(); run > s) seconds_.Observe({"start"}, (run - s) / 1e9);
   }
-  if (r.wall_ms > 0) seconds_.Observe({"program"}, r.wall_ms / 1e3);
+  // A program that ran is timed even when it took under a millisecond
+  // (wall_ms 0: a pre-started print(1) can); one that never ran is not.
+  if (r.wall_ms > 0 || running_ns.load() > 0) seconds_.Observe({"program"}, r.wall_ms / 1e3);
   return r;
 }
 
