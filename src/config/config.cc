@@ -351,6 +351,31 @@ Status ReadLimits(const ObjectReader& r, LimitsConfig* c) {
   return OkStatus();
 }
 
+// languages.packages: {"NAME": {"language": "python", "path": "/srv/wheels"}}.
+Status ReadPackageDirs(const ObjectReader& langs, std::map<std::string, PackageDirConfig>* out) {
+  if (!langs.Has("packages") || langs.Get("packages").is_null()) return OkStatus();
+  const json& all = langs.Get("packages");
+  if (!all.is_object()) return InvalidArgument(langs.PathOf("packages") + ": expected an object");
+  for (const auto& [name, value] : all.items()) {
+    ObjectReader entry(value, langs.PathOf("packages") + "." + name);
+    AIRLOCK_RETURN_IF_ERROR(entry.Check({"language", "path"}));
+    PackageDirConfig d;
+    AIRLOCK_RETURN_IF_ERROR(entry.Str("language", &d.language));
+    AIRLOCK_RETURN_IF_ERROR(entry.Str("path", &d.path));
+    if (Status st = runtimes::ValidatePackageDir({name, d.language, d.path}); !st.ok()) {
+      return InvalidArgument(langs.PathOf("packages") + "." + name + ": " + st.message());
+    }
+    (*out)[name] = std::move(d);
+  }
+  return OkStatus();
+}
+
+json PackageDirsJson(const std::map<std::string, PackageDirConfig>& dirs) {
+  json out = json::object();
+  for (const auto& [name, d] : dirs) out[name] = {{"language", d.language}, {"path", d.path}};
+  return out;
+}
+
 }  // namespace
 
 int Config::ResolvedMaxConcurrentRuns() const {
@@ -398,25 +423,6 @@ std::string Config::BuildCacheDir() const {
 std::string Config::PchDir() const { return BuildCacheDir() + "-pch"; }
 
 Config DefaultConfig() { return Config{}; }
-
-// languages.packages: {"NAME": {"language": "python", "path": "/srv/wheels"}}.
-Status ReadPackageDirs(const ObjectReader& langs, std::map<std::string, PackageDirConfig>* out) {
-  if (!langs.Has("packages") || langs.Get("packages").is_null()) return OkStatus();
-  const json& all = langs.Get("packages");
-  if (!all.is_object()) return InvalidArgument(langs.PathOf("packages") + ": expected an object");
-  for (const auto& [name, value] : all.items()) {
-    ObjectReader entry(value, langs.PathOf("packages") + "." + name);
-    AIRLOCK_RETURN_IF_ERROR(entry.Check({"language", "path"}));
-    PackageDirConfig d;
-    AIRLOCK_RETURN_IF_ERROR(entry.Str("language", &d.language));
-    AIRLOCK_RETURN_IF_ERROR(entry.Str("path", &d.path));
-    if (Status st = runtimes::ValidatePackageDir({name, d.language, d.path}); !st.ok()) {
-      return InvalidArgument(langs.PathOf("packages") + "." + name + ": " + st.message());
-    }
-    (*out)[name] = std::move(d);
-  }
-  return OkStatus();
-}
 
 StatusOr<Config> ConfigFromJson(const json& j) {
   Config c = DefaultConfig();
@@ -594,12 +600,6 @@ StatusOr<Config> LoadConfig(const std::string& path) {
   StatusOr<Config> c = ConfigFromJson(j);
   if (!c.ok()) return c.status().WithContext(path);
   return c;
-}
-
-json PackageDirsJson(const std::map<std::string, PackageDirConfig>& dirs) {
-  json out = json::object();
-  for (const auto& [name, d] : dirs) out[name] = {{"language", d.language}, {"path", d.path}};
-  return out;
 }
 
 json ConfigToJson(const Config& c) {

@@ -59,7 +59,7 @@ Status ValidatePackageDir(const PackageDir& dir);
 class PackageDirs {
  public:
   // `hook_dir`: a directory of airlock's own (the runner's state), where
-  // Prepare writes the Python hook.
+  // Prepare writes the Python and Ruby hooks.
   PackageDirs(std::vector<PackageDir> dirs, std::string hook_dir);
 
   // Writes the hooks (hook_dir/python3.11/sitecustomize.py and
@@ -71,8 +71,6 @@ class PackageDirs {
   // code-mode one (neither sees the host's files). An unknown name, or one
   // holding another language's packages, is an error.
   StatusOr<LanguageSpec> Apply(const LanguageSpec& base, const std::vector<std::string>& names) const;
-
-  const std::vector<PackageDir>& dirs() const { return dirs_; }
 
  private:
   std::vector<PackageDir> dirs_;
