@@ -34,18 +34,44 @@ Status CheckLanguageNames(const std::vector<std::string>& names, const std::stri
   return OkStatus();
 }
 
-// An endpoint's "packages" names configured package directories ("*": all).
-// Its shape is the policy's to check (governance/policy.cc).
+// An endpoint's "packages" names configured package directories ("*": all,
+// also for an endpoint that names none and for the implicit default one),
+// and a run gets at most kMaxPackageDirsPerRun of its language's: more
+// would make every such run fail, so the config is refused instead. The
+// list's shape is the policy's to check (governance/policy.cc).
 Status CheckEndpointPackages(const Config& c) {
-  if (!c.endpoints.is_object()) return OkStatus();
-  for (const auto& [name, e] : c.endpoints.items()) {
-    if (!e.is_object() || !e.contains("packages") || !e["packages"].is_array()) continue;
-    const json& list = e["packages"];
+  std::vector<std::pair<std::string, json>> selections;  // endpoint key path, its "packages"
+  if (c.endpoints.is_object() && !c.endpoints.empty()) {
+    for (const auto& [name, e] : c.endpoints.items()) {
+      const bool named = e.is_object() && e.contains("packages");
+      selections.emplace_back("config.endpoints." + name + ".packages", named ? e["packages"] : json::array({"*"}));
+    }
+  } else {
+    selections.emplace_back("config.languages.packages (the default endpoint has them all)", json::array({"*"}));
+  }
+  for (const auto& [path, list] : selections) {
+    if (!list.is_array()) continue;
+    std::set<std::string> chosen;
     for (size_t i = 0; i < list.size(); ++i) {
-      if (!list[i].is_string() || list[i] == "*" || c.languages.packages.count(list[i].get<std::string>())) continue;
-      return InvalidArgument("config.endpoints." + name + ".packages[" + std::to_string(i) + "]: \"" +
-                             list[i].get<std::string>().substr(0, 40) +
-                             "\" is not a package directory of languages.packages");
+      if (!list[i].is_string()) continue;
+      const std::string n = list[i].get<std::string>();
+      if (n == "*") {
+        for (const auto& [name, d] : c.languages.packages) chosen.insert(name);
+      } else if (c.languages.packages.count(n)) {
+        chosen.insert(n);
+      } else {
+        return InvalidArgument(path + "[" + std::to_string(i) + "]: \"" + n.substr(0, 40) +
+                               "\" is not a package directory of languages.packages");
+      }
+    }
+    std::map<std::string, size_t> per_language;
+    for (const std::string& name : chosen) {
+      const std::string& language = c.languages.packages.at(name).language;
+      if (++per_language[language] > runtimes::kMaxPackageDirsPerRun) {
+        return InvalidArgument(path + ": more than " + std::to_string(runtimes::kMaxPackageDirsPerRun) + " " +
+                               language + " package directories; a run's jail takes at most " +
+                               std::to_string(runtimes::kMaxPackageDirsPerRun) + " (name fewer)");
+      }
     }
   }
   return OkStatus();

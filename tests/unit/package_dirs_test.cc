@@ -301,6 +301,27 @@ TEST(PackageDirConfig, TheLoaderReadsDirectoriesAndChecksEndpointNames) {
             std::string::npos)
       << unknown.status().message();
 
+  // A run takes at most kMaxPackageDirsPerRun of its language's: an
+  // endpoint that would bind more is refused when the config loads, not on
+  // every run.
+  std::string nine;
+  for (int i = 0; i < 9; ++i) {
+    nine += std::string(i ? "," : "") + "\"w" + std::to_string(i) + "\": {\"language\": \"python\", \"path\": \"" + tmp +
+            "\"}";
+  }
+  StatusOr<config::Config> too_many = config::ParseConfig(R"({"languages": {"packages": {)" + nine + "}}}");
+  ASSERT_FALSE(too_many.ok());
+  EXPECT_NE(too_many.status().message().find("more than 8 python package directories"), std::string::npos)
+      << too_many.status().message();
+  StatusOr<config::Config> chosen = config::ParseConfig(R"({"languages": {"packages": {)" + nine +
+                                                        R"(}}, "endpoints": {"a": {"packages": ["w1", "w2"]}}})");
+  EXPECT_TRUE(chosen.ok()) << chosen.status().ToString();
+  StatusOr<config::Config> all = config::ParseConfig(R"({"languages": {"packages": {)" + nine +
+                                                     R"(}}, "endpoints": {"a": {"packages": ["w1"]}, "b": {}}})");
+  ASSERT_FALSE(all.ok());
+  EXPECT_NE(all.status().message().find("config.endpoints.b.packages: more than 8"), std::string::npos)
+      << all.status().message();
+
   StatusOr<config::Config> root = config::ParseConfig(
       R"({"languages": {"packages": {"all": {"language": "python", "path": "/"}}}})");
   ASSERT_FALSE(root.ok());
