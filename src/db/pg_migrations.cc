@@ -113,6 +113,12 @@ CREATE INDEX code_sessions_expires ON code_sessions (expires_ms);
 CREATE INDEX code_sessions_ends ON code_sessions (ends_ms);
 )sql";
 
+// Version 6: a session's mode (open_session's `mode`): "" for a plain
+// interpreter, "codemode" for one whose cells call tools (execute).
+constexpr char kCodeSessionMode[] = R"sql(
+ALTER TABLE code_sessions ADD COLUMN mode TEXT NOT NULL DEFAULT '';
+)sql";
+
 constexpr char kCreateTable[] =
     "CREATE TABLE IF NOT EXISTS airlock_schema_migrations ("
     " version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
@@ -164,6 +170,7 @@ const std::vector<PgMigration>& PgMigrations() {
       {kPgSchemaApiKeys, "api keys", kApiKeys},
       {kPgSchemaTasks, "mcp tasks", kTasks},
       {kPgSchemaCodeSessions, "code sessions", kCodeSessions},
+      {kPgSchemaCodeSessionMode, "code session mode", kCodeSessionMode},
   };
   return m;
 }

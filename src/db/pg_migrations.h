@@ -43,6 +43,7 @@ constexpr int kPgSchemaCodeTools = 2;
 constexpr int kPgSchemaApiKeys = 3;
 constexpr int kPgSchemaTasks = 4;  // MCP tasks (tasks/pg_task_store.h)
 constexpr int kPgSchemaCodeSessions = 5;  // the session book (sessions/pg_session_book.h)
+constexpr int kPgSchemaCodeSessionMode = 6;  // code_sessions.mode ("" or "codemode")
 
 // pg_advisory_lock key held while migrating ("airlock" + 0x01).
 constexpr int64_t kPgMigrationLock = 0x6169726c6f636b01;

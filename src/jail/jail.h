@@ -183,6 +183,11 @@ struct TurnRequest {
   // kill_on_output_limit apply to the turn; the rest were set at the start.
   Limits limits;
   size_t max_reply_bytes = 64 << 10;
+  // >= 0: a descriptor handed to the program with the message (SCM_RIGHTS,
+  // attached to its first byte), e.g. a per-turn bridge; the caller keeps
+  // its own copy. The program owns what it receives; the turn's end kills
+  // every other process, so only the program can keep it past the turn.
+  int pass_fd = -1;
 };
 
 struct TurnResult {

@@ -93,7 +93,13 @@ McpServer::McpServer(const config::Config& config, runtimes::CodeExecutor& execu
     if (settings.ok() && settings->enabled) {
       code_mode_ = true;
       code_limits_ = settings->limits;
-      execute_ = std::make_shared<ExecuteTool>(*gateway_, executor, *access_, options_.audit, code_limits_, 1u << 20);
+      auto execute = std::make_shared<ExecuteTool>(*gateway_, executor, *access_, options_.audit, code_limits_,
+                                                   1u << 20);
+      if (open_session_ != nullptr) {  // code-mode sessions: cells are execute calls
+        execute->UseSessions(code_sessions_);
+        std::static_pointer_cast<OpenSessionTool>(open_session_)->OfferCodeMode(endpoint_);
+      }
+      execute_ = std::move(execute);
       search_ = std::make_shared<SearchToolsTool>(*gateway_, *access_);
       describe_ = std::make_shared<DescribeToolTool>(*gateway_, *access_);
       if (options_.code_tools != nullptr) {

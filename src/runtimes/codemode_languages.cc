@@ -4,6 +4,7 @@
 
 #include "runtimes/codemode/python_harness.h"
 #include "runtimes/language.h"
+#include "runtimes/session_harness.h"
 
 namespace airlock::runtimes {
 
@@ -43,6 +44,11 @@ std::vector<LanguageSpec> CodeModeLanguages(const std::string& airlock_js_path) 
   // hand-over (the program's arguments, then EOF) on fd 4.
   python.prestart_argv = {"/usr/bin/python3", "-I", "-c", std::string(PythonHarnessSource()), "--resume-fd", "4",
                           "main.py"};
+  // Sessions (open_session mode "codemode"): the session harness with the
+  // code-mode harness's hooks; each cell's bridge comes with its turn.
+  python.session_argv = {"/usr/bin/python3", "-I", "-c",
+                         std::string(PythonHarnessSource()) + PythonSessionHarnessWithHooks("_SessionHooks()"),
+                         "--session"};
   python.binds = {{"/etc/python3.11"}, {"/etc/python3"}};
   python.max_pids = 32;  // the harness's reader thread, asyncio's default executor
   python.code_mode = true;

@@ -242,7 +242,7 @@ std::vector<LanguageInfo> LocalExecutor::Languages() {
 
 RunResult LocalExecutor::Run(const RunRequest& request, const ProgressFn& progress, CancelToken& cancel,
                              BridgeHandler* bridge) {
-  if (!request.session_id.empty()) return RunInSession(request, progress, cancel);
+  if (!request.session_id.empty()) return RunInSession(request, progress, cancel, bridge);
   if (Status st = ValidateRequest(request, limits_, languages_); !st.ok()) {
     return InternalErrorResult(request.language,
                                st.code() == StatusCode::kNotFound ? "unknown_language" : "invalid_request",
@@ -549,16 +549,19 @@ RunResult LocalExecutor::RunInJail(const LanguageSpec& spec, const RunRequest& r
 namespace airlock::runtimes {
 
 Status LocalExecutor::OpenSession(const SessionSpec& spec) {
-  const LanguageSpec* lang = Find(spec.language, false, spec.isolation);
+  const LanguageSpec* lang = Find(spec.language, spec.code_mode, spec.isolation);
   if (lang != nullptr) {
     AIRLOCK_ASSIGN_OR_RETURN(lang, WithPackages(lang, spec.packages));
   }
   if (lang == nullptr || lang->session_argv.empty()) {
     std::string list;
     for (const LanguageSpec& l : languages_) {
-      if (!l.session_argv.empty() && !l.code_mode) list += (list.empty() ? "" : ", ") + l.name + " (" + l.isolation + ")";
+      if (!l.session_argv.empty() && l.code_mode == spec.code_mode) {
+        list += (list.empty() ? "" : ", ") + l.name + " (" + l.isolation + ")";
+      }
     }
-    return NotFound("sessions are not available for " + spec.language + " (" + spec.isolation +
+    return NotFound(std::string(spec.code_mode ? "code-mode " : "") + "sessions are not available for " +
+                    spec.language + " (" + spec.isolation +
                     "); languages with sessions: " + (list.empty() ? "none" : list));
   }
   if (spec.memory_mb > limits_.max_memory_mb) {
@@ -645,7 +648,8 @@ size_t LocalExecutor::session_count() {
   return sessions_.size();
 }
 
-RunResult LocalExecutor::RunInSession(const RunRequest& request, const ProgressFn& progress, CancelToken& cancel) {
+RunResult LocalExecutor::RunInSession(const RunRequest& request, const ProgressFn& progress, CancelToken& cancel,
+                                       BridgeHandler* bridge) {
   std::shared_ptr<SandboxSession> session;
   {
     std::lock_guard<std::mutex> lock(sessions_mu_);
@@ -656,9 +660,16 @@ RunResult LocalExecutor::RunInSession(const RunRequest& request, const ProgressF
     return InternalErrorResult(request.language, "E_SESSION_NOT_FOUND", "no session with this id is open");
   }
   const LanguageSpec& spec = session->spec();
-  if (!request.args.empty() || request.memory_mb != 0 || request.code_mode) {
+  if (!request.args.empty() || request.memory_mb != 0) {
+    return InternalErrorResult(spec.name, "invalid_request", "args and memory_mb are not allowed in a session call");
+  }
+  if (request.code_mode != spec.code_mode) {
     return InternalErrorResult(spec.name, "invalid_request",
-                               "args, memory_mb and code mode are not allowed in a session call");
+                               spec.code_mode ? "this is a code-mode session: its calls are code-mode programs"
+                                              : "this session is not a code-mode session");
+  }
+  if (request.code_mode && bridge == nullptr) {
+    return InternalErrorResult(spec.name, "invalid_request", "a code-mode run needs a bridge");
   }
   if (!spec.session_stdin && !request.stdin_data.empty()) {
     return InternalErrorResult(spec.name, "invalid_request", spec.name + " sessions take no stdin");
@@ -678,7 +689,7 @@ RunResult LocalExecutor::RunInSession(const RunRequest& request, const ProgressF
   limits.max_output_file_bytes = limits_.max_output_file_bytes;
   limits.max_output_files_total_bytes = limits_.max_output_files_total_bytes;
   if (progress) progress(RunPhase::kRunning);
-  RunResult result = session->Call(request, limits, cancel);
+  RunResult result = session->Call(request, limits, cancel, request.code_mode ? bridge : nullptr);
   if (result.error_code.empty()) {
     std::set<std::string> inputs;
     for (const InputFile& f : request.files) inputs.insert(f.name);

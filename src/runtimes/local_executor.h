@@ -120,7 +120,8 @@ class LocalExecutor : public CodeExecutor {
   // `base`, or its variant with the operator package directories `names`
   // (kept for the executor's life: pooled makers and sessions hold it).
   StatusOr<const LanguageSpec*> WithPackages(const LanguageSpec* base, const std::vector<std::string>& names);
-  RunResult RunInSession(const RunRequest& request, const ProgressFn& progress, CancelToken& cancel);
+  RunResult RunInSession(const RunRequest& request, const ProgressFn& progress, CancelToken& cancel,
+                         BridgeHandler* bridge);
 
   jail::JailHost* host_ = nullptr;
   ExecutorLimits limits_;

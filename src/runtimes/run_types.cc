@@ -458,6 +458,7 @@ Json ToJson(const SessionSpec& s) {
          {"shared", s.shared},
          {"max_lifetime_s", s.max_lifetime_s}};
   if (!s.packages.empty()) j["packages"] = s.packages;
+  if (s.code_mode) j["code_mode"] = true;
   return j;
 }
 
@@ -472,6 +473,7 @@ StatusOr<SessionSpec> SessionSpecFromJson(const Json& j) {
   AIRLOCK_RETURN_IF_ERROR(ReadBool(j, "shared", "shared", &s.shared));
   AIRLOCK_RETURN_IF_ERROR(ReadUint(j, "max_lifetime_s", "max_lifetime_s", &s.max_lifetime_s));
   AIRLOCK_RETURN_IF_ERROR(ReadStringList(j, "packages", "packages", &s.packages));
+  AIRLOCK_RETURN_IF_ERROR(ReadBool(j, "code_mode", "code_mode", &s.code_mode));
   if (s.shared && s.max_lifetime_s == 0) return InvalidArgument("a shared session needs max_lifetime_s");
   if (s.id.empty()) return InvalidArgument("id must not be empty");
   return s;

@@ -123,7 +123,7 @@ struct RunRequest {
 // A session to open (CodeExecutor::OpenSession): one jail and interpreter
 // that stay alive between runs with its session_id.
 //   {"id": "s_...", "language": "python", "isolation": "native",
-//    "memory_mb": 0, "cpu_budget_ms": 600000}
+//    "memory_mb": 0, "cpu_budget_ms": 600000, "code_mode"?: true}
 struct SessionSpec {
   std::string id;            // chosen by the caller: unguessable, unique
   std::string language;
@@ -138,6 +138,10 @@ struct SessionSpec {
   bool shared = false;
   uint64_t max_lifetime_s = 0;  // 0: the host enforces none (not shared)
   std::vector<std::string> packages;  // as RunRequest::packages, for the session's life
+  // A code-mode session: the language's code-mode runtime with its session
+  // harness; every cell is a code-mode request (RunRequest::code_mode, with
+  // a BridgeHandler) whose bridge lives for that cell only.
+  bool code_mode = false;
 };
 nlohmann::json ToJson(const SessionSpec& s);
 StatusOr<SessionSpec> SessionSpecFromJson(const nlohmann::json& j);

@@ -1,6 +1,7 @@
 #include "runtimes/sandbox_session.h"
 
 #include "base/random.h"
+#include "runtimes/bridge_relay.h"
 #include "runtimes/result_mapping.h"
 #include "runtimes/session_harness.h"
 
@@ -38,7 +39,8 @@ void SandboxSession::Lose(RunResult& result, const std::string& reason) {
   result.message = "the session was lost: " + lost_reason_ + "; its state is gone, open a new session";
 }
 
-RunResult SandboxSession::Call(const RunRequest& request, const CellLimits& limits, CancelToken& cancel) {
+RunResult SandboxSession::Call(const RunRequest& request, const CellLimits& limits, CancelToken& cancel,
+                               BridgeHandler* bridge) {
   std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
   if (!lock.owns_lock()) {
     return InternalErrorResult(spec_.name, "E_SESSION_BUSY",
@@ -63,6 +65,19 @@ RunResult SandboxSession::Call(const RunRequest& request, const CellLimits& limi
   turn.limits.max_stdout_bytes = limits.max_output_bytes;
   turn.limits.max_stderr_bytes = limits.max_output_bytes;
   turn.limits.kill_on_output_limit = limits.kill_on_output_limit;
+  // This cell's bridge: its program end goes with the turn's message; the
+  // relay is finished (every frame the cell sent handed over) before the
+  // result is built, and nothing of it is open once Call returns.
+  std::unique_ptr<BridgeRelay> relay;
+  if (bridge != nullptr) {
+    StatusOr<std::unique_ptr<BridgeRelay>> started = BridgeRelay::Start(*bridge);
+    if (!started.ok()) {
+      return InternalErrorResult(spec_.name, "jail_setup_failed",
+                                 "could not open the bridge: " + started.status().message());
+    }
+    relay = std::move(started).value();
+    turn.pass_fd = relay->jail_end();
+  }
   {
     std::lock_guard<std::mutex> running(running_mu_);
     running_ = &cancel;
@@ -72,6 +87,7 @@ RunResult SandboxSession::Call(const RunRequest& request, const CellLimits& limi
     std::lock_guard<std::mutex> running(running_mu_);
     running_ = nullptr;
   }
+  if (relay) relay->Finish();
 
   using Outcome = jail::ExecResult::Outcome;
   if (t.exec.outcome == Outcome::kExecFailed && t.program_alive) {

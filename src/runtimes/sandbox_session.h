@@ -30,6 +30,7 @@
 #include "base/cancel.h"
 #include "jail/host.h"
 #include "jail/jail.h"
+#include "runtimes/bridge.h"
 #include "runtimes/language.h"
 #include "runtimes/run_types.h"
 
@@ -54,7 +55,11 @@ class SandboxSession {
                                                         const jail::JailConfig& config,
                                                         const jail::ExecRequest& start);
 
-  RunResult Call(const RunRequest& request, const CellLimits& limits, CancelToken& cancel);
+  // `bridge` (a code-mode session's cell): a fresh bridge for this cell
+  // only, handed to the interpreter with the turn and closed (every frame
+  // delivered) before Call returns; the cell's frames go to `bridge`.
+  RunResult Call(const RunRequest& request, const CellLimits& limits, CancelToken& cancel,
+                 BridgeHandler* bridge = nullptr);
 
   // Hands the jail over (null once taken); the session is then lost. A cell
   // still running is cancelled first, so this never waits for its clock.

@@ -9,19 +9,34 @@ namespace airlock::runtimes {
 // the stdin is set up (native: a file made fd 0; WASM: a stream, no dup2
 // in WASI), and the rest; the control channel is the function's argument.
 constexpr std::string_view kPythonSessionHead = R"PY(
-def _airlock_session(ctl):
+def _airlock_session(ctl, hooks=None):
+    # hooks (code-mode sessions, python_harness.py's _SessionHooks): the
+    # cells run in a fresh __main__ (the harness's own module keeps its
+    # globals), descriptors that come with a turn go to hooks.begin, and
+    # hooks.end sees how each cell ended.
     import ast, builtins, io, linecache, os, sys
-    g = sys.modules["__main__"].__dict__
-    g.clear()
+    if hooks is None:
+        g = sys.modules["__main__"].__dict__
+        g.clear()
+    else:
+        import types
+        sys.modules["__main__"] = types.ModuleType("__main__")
+        g = sys.modules["__main__"].__dict__
     g.update(__name__="__main__", __doc__=None, __package__=None, __loader__=None, __spec__=None,
              __annotations__={}, __builtins__=builtins)
+    if hooks is not None:
+        hooks.setup(g)
     sys.argv[:] = [""]
     buf = bytearray()
     state = {"loop": None}
+    passed = []
 
     def need(n):
         while len(buf) < n:
-            chunk = os.read(ctl, max(65536, n - len(buf)))
+            if hooks is None:
+                chunk = os.read(ctl, max(65536, n - len(buf)))
+            else:
+                chunk = hooks.receive(ctl, max(65536, n - len(buf)), passed)
             if not chunk:
                 os._exit(0)
             buf.extend(chunk)
@@ -76,6 +91,10 @@ constexpr std::string_view kPythonSessionStdinWasm = R"PY(        # WASI has no 
 constexpr std::string_view kPythonSessionTail = R"PY(        name = "<cell %d>" % cell
         linecache.cache[name] = (len(source), None, source.splitlines(True), name)
         kind, status = "ok", 0
+        value = failure = None
+        if hooks is not None:
+            hooks.begin(passed)
+            del passed[:]
         try:
             tree = ast.parse(source, name, "exec")
             last = None
@@ -105,8 +124,11 @@ constexpr std::string_view kPythonSessionTail = R"PY(        name = "<cell %d>" 
             except BaseException:
                 pass
             kind, status = "error", 1
+            failure = e
         if os.getpid() != main_pid:
             os._exit(status)  # a process the cell forked, back from it
+        if hooks is not None:
+            hooks.end(value, failure, name)
         for s in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
             try:
                 s.flush()
@@ -123,6 +145,11 @@ std::string_view PythonSessionHarness() {
                                      std::string(kPythonSessionStdinNative) + std::string(kPythonSessionTail) +
                                      "_airlock_session(3)\n";
   return harness;
+}
+
+std::string PythonSessionHarnessWithHooks(std::string_view hooks) {
+  return std::string(kPythonSessionHead) + std::string(kPythonSessionLoop) + std::string(kPythonSessionStdinNative) +
+         std::string(kPythonSessionTail) + "_airlock_session(3, " + std::string(hooks) + ")\n";
 }
 
 std::string_view WasmPythonSessionHarness() {

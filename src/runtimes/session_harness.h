@@ -45,6 +45,12 @@ std::string_view NodeSessionHarness();    // for node -e
 std::string_view RubySessionHarness();    // for ruby -e
 std::string_view PhpSessionHarness();     // for php -r
 std::string_view BashSessionHarness();    // for bash -c
+// The native Python harness driven with hooks (code-mode sessions): the
+// text defines nothing but calls _airlock_session(3, <hooks>), so it is
+// appended to a text that defines the hooks object's class
+// (runtimes/codemode/python_harness.py's _SessionHooks: a fresh __main__
+// for the cells, descriptors passed with a turn, a final frame per cell).
+std::string PythonSessionHarnessWithHooks(std::string_view hooks);
 // For CPython in the WASM tier (airlock-js --wasi ... --control-fd 3 --
 // python -c): the turns come over the guest's fd 1000, and a cell's stdin
 // is an in-memory stream (WASI has no dup2).

@@ -9,7 +9,7 @@ using state::PgDatabase;
 
 constexpr char kColumns[] =
     "id, owner, endpoint, language, isolation, memory_mb, idle_timeout_s, created_ms, last_used_ms, expires_ms, "
-    "ends_ms, calls, calls_in_flight, lost_reason, starting, runner_host";
+    "ends_ms, calls, calls_in_flight, lost_reason, starting, runner_host, mode";
 
 // A usable row (`now`: the parameter holding the time): not starting, not expired.
 std::string Usable(const char* now) {
@@ -39,6 +39,7 @@ SessionInfo ReadRow(const pqxx::row& r) {
   s.lost_reason = r[13].as<std::string>();
   s.starting = r[14].as<bool>();
   s.runner_host = r[15].as<std::string>();
+  s.mode = r[16].as<std::string>();
   return s;
 }
 
@@ -73,7 +74,7 @@ StatusOr<std::unique_ptr<PgSessionBook>> PgSessionBook::Open(std::shared_ptr<PgD
 }
 
 Status PgSessionBook::Reserve(const SessionInfo& row, uint64_t max_per_caller, uint64_t max_total) {
-  for (const std::string* f : {&row.id, &row.owner, &row.endpoint, &row.language, &row.isolation}) {
+  for (const std::string* f : {&row.id, &row.owner, &row.endpoint, &row.language, &row.isolation, &row.mode}) {
     if (state::HasNul(*f)) return InvalidArgument("session fields cannot hold a NUL byte");
   }
   return db_->Transact([&](pqxx::transaction_base& tx) -> Status {
@@ -93,11 +94,11 @@ Status PgSessionBook::Reserve(const SessionInfo& row, uint64_t max_per_caller, u
     }
     pqxx::result r = tx.exec_params(
         "INSERT INTO code_sessions (id, owner, endpoint, language, isolation, memory_mb, idle_timeout_s, created_ms, "
-        "last_used_ms, expires_ms, ends_ms, starting, opened_by) "
-        "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, true, $12) ON CONFLICT (id) DO NOTHING",
+        "last_used_ms, expires_ms, ends_ms, starting, opened_by, mode) "
+        "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, true, $12, $13) ON CONFLICT (id) DO NOTHING",
         row.id, row.owner, row.endpoint, row.language, row.isolation, static_cast<int64_t>(row.memory_mb),
         static_cast<int64_t>(row.idle_timeout_s), row.created_at_ms, row.last_used_ms, row.expires_at_ms,
-        row.ends_at_ms, gateway_);
+        row.ends_at_ms, gateway_, row.mode);
     if (r.affected_rows() != 1) return Internal("duplicate session id");
     return OkStatus();
   });

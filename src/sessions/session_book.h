@@ -51,6 +51,7 @@ struct SessionInfo {
   bool starting = false;       // its jail is being made; not yet usable or listed
   int calls_in_flight = 0;     // BeginCall without EndCall yet
   std::string runner_host;     // the runner host holding its jail; "" for a local runner
+  std::string mode{};          // "" (an interpreter) or "codemode" (its cells call tools: execute)
 };
 
 // Past its lifetime, or idle past its deadline with no call in flight.

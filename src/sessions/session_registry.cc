@@ -23,7 +23,8 @@ json ToJson(const SessionInfo& s, const config::SessionsConfig& config) {
           {"created_at", IsoUtc(s.created_at_ms, true)},
           {"last_used_at", IsoUtc(s.last_used_ms, true)},
           {"expires_at", IsoUtc(s.expires_at_ms, true)},
-          {"calls", s.calls}};
+          {"calls", s.calls},
+          {"mode", s.mode.empty() ? "interpreter" : s.mode}};
 }
 
 Status SessionRegistry::NoSuchSession(const std::string& id) {
@@ -62,6 +63,7 @@ void SessionRegistry::Audit(const std::string& kind, const SessionInfo& s, const
   json detail = {{"language", s.language}, {"isolation", s.isolation}, {"endpoint", s.endpoint},
                  {"memory_mb", s.memory_mb}, {"calls", s.calls}};
   if (!s.runner_host.empty()) detail["runner_host"] = s.runner_host;
+  if (!s.mode.empty()) detail["mode"] = s.mode;
   if (!reason.empty()) detail["reason"] = reason;
   if (Status st = audit_->Event({.kind = kind, .actor = s.owner, .target = s.id, .detail = detail}); !st.ok()) {
     std::cerr << "airlock: audit of " << kind << " " << s.id << " failed: " << st.message() << "\n";
@@ -85,6 +87,7 @@ StatusOr<SessionInfo> SessionRegistry::Open(const std::string& owner, const Open
   s.endpoint = request.endpoint;
   s.language = request.language;
   s.isolation = request.isolation;
+  s.mode = request.mode;
   s.memory_mb = request.memory_mb;
   s.idle_timeout_s = idle;
   s.created_at_ms = audit::NowMs();
@@ -100,7 +103,8 @@ StatusOr<SessionInfo> SessionRegistry::Open(const std::string& owner, const Open
                              .cpu_budget_ms = config_.max_cpu_s * 1000,
                              .shared = book_->shared(),
                              .max_lifetime_s = config_.max_lifetime_s,
-                             .packages = request.packages};
+                             .packages = request.packages,
+                             .code_mode = request.mode == "codemode"};
   if (Status st = executor_.OpenSession(spec); !st.ok()) {
     book_->Abandon(s.id);
     return st;

@@ -32,6 +32,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "audit/audit_log.h"
@@ -49,6 +50,7 @@ struct OpenRequest {
   uint64_t idle_timeout_s = 0;  // 0: the config's default
   uint64_t memory_mb = 0;       // 0: the language default
   std::vector<std::string> packages{};  // runtimes::SessionSpec::packages
+  std::string mode{};  // "" or "codemode" (runtimes::SessionSpec::code_mode)
 };
 
 // {session_id, language, isolation, idle_timeout_s, expires_at (ISO 8601), ...}.
@@ -120,6 +122,23 @@ class SessionRegistry {
   std::condition_variable cv_;
   bool stopping_ = false;
   std::thread reaper_;
+};
+
+// Ends a call that BeginCall started when it goes out of scope, on every
+// path (EndCall without a result):
+//   StatusOr<SessionInfo> s = registry.BeginCall(owner, id);
+//   if (!s.ok()) return ...;
+//   ScopedCall call(registry, id);
+class ScopedCall {
+ public:
+  ScopedCall(SessionRegistry& registry, std::string id) : registry_(registry), id_(std::move(id)) {}
+  ~ScopedCall() { registry_.EndCall(id_, nullptr); }
+  ScopedCall(const ScopedCall&) = delete;
+  ScopedCall& operator=(const ScopedCall&) = delete;
+
+ private:
+  SessionRegistry& registry_;
+  const std::string id_;
 };
 
 }  // namespace airlock::sessions

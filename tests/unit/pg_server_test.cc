@@ -366,7 +366,8 @@ TEST_F(PgTest, MigrationsAreAppliedOnceInOrder) {
     });
   };
   ASSERT_TRUE(read().ok());
-  EXPECT_EQ(names, (std::vector<std::string>{"audit log", "code tools", "api keys", "mcp tasks", "code sessions"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"audit log", "code tools", "api keys", "mcp tasks", "code sessions",
+                                             "code session mode"}));
   const std::vector<std::string> first = applied_at;
   ASSERT_TRUE(state::MigratePg(*db).ok()) << "up to date: nothing to do";
   ASSERT_TRUE(read().ok());

@@ -186,6 +186,36 @@ TEST_F(PgSessionBookTest, ASessionOpenedThroughOneGatewayRunsListsAndClosesThrou
   EXPECT_EQ(a.open_count(), 0u);
 }
 
+// A code-mode session's mode is in the shared row: the gateway that did
+// not open it still knows its cells are execute programs, and the runner
+// host was asked for a code-mode session.
+TEST_F(PgSessionBookTest, ACodeModeSessionIsOneOnEveryGateway) {
+  GatewayExecutor exec_a(host_, {kHost});
+  GatewayExecutor exec_b(host_, {kHost});
+  SessionRegistry a(exec_a, config_, 8, audit_.get(), Book("gw-a"));
+  SessionRegistry b(exec_b, config_, 8, audit_.get(), Book("gw-b"));
+  StatusOr<SessionInfo> s =
+      a.Open("api_key:alice", {.endpoint = "/mcp", .language = "python", .mode = "codemode"});
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->mode, "codemode");
+  {
+    std::lock_guard<std::mutex> lock(host_.mu);
+    ASSERT_EQ(host_.specs.size(), 1u);
+    EXPECT_TRUE(host_.specs[0].code_mode);
+  }
+  StatusOr<SessionInfo> seen = b.BeginCall("api_key:alice", s->id);
+  ASSERT_TRUE(seen.ok()) << seen.status().ToString();
+  EXPECT_EQ(seen->mode, "codemode");
+  b.EndCall(s->id, nullptr);
+  StatusOr<SessionInfo> plain = a.Open("api_key:alice", {.endpoint = "/mcp", .language = "python"});
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  std::vector<SessionInfo> listed = b.List("api_key:alice");
+  ASSERT_EQ(listed.size(), 2u);
+  for (const SessionInfo& l : listed) EXPECT_EQ(l.mode, l.id == s->id ? "codemode" : "") << l.id;
+  EXPECT_TRUE(a.Close("api_key:alice", s->id).ok());
+  EXPECT_TRUE(a.Close("api_key:alice", plain->id).ok());
+}
+
 TEST_F(PgSessionBookTest, AnotherCallersSessionIsUnknownOnEveryGateway) {
   GatewayExecutor exec_a(host_, {kHost});
   GatewayExecutor exec_b(host_, {kHost});

@@ -214,6 +214,15 @@ TEST(RunTypesTest, SessionSpecKeepsItsPackageDirectories) {
   EXPECT_FALSE(ToJson(SessionSpec{.id = "s_2", .language = "python"}).contains("packages"));
 }
 
+TEST(RunTypesTest, SessionSpecKeepsItsCodeMode) {
+  SessionSpec in{.id = "s_1", .language = "python", .code_mode = true};
+  StatusOr<SessionSpec> out = SessionSpecFromJson(Json::parse(ToJson(in).dump()));
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_TRUE(out->code_mode);  // a runner host opens a code-mode session too
+  EXPECT_FALSE(ToJson(SessionSpec{.id = "s_2", .language = "python"}).contains("code_mode"));
+  EXPECT_FALSE(SessionSpecFromJson(Json{{"id", "s_3"}, {"language", "python"}, {"code_mode", "yes"}}).ok());
+}
+
 TEST(RunTypesTest, RequestKeepsInvalidUtf8CodeAndStdinBytes) {
   RunRequest in;
   in.language = "c";

@@ -24,35 +24,56 @@
 namespace airlock::selftest {
 namespace {
 
+// The bridge of a code-mode session's cells in the containment runs: the
+// attack programs do not use it; any frame they send is answered with an
+// error, as the gateway answers an undeclared tool.
+class RefusingBridge : public runtimes::BridgeHandler {
+ public:
+  void OnFrame(std::string frame, ReplyFn reply) override {
+    const nlohmann::json j = nlohmann::json::parse(frame, nullptr, false);
+    if (j.is_object() && j.contains("id")) {
+      reply(nlohmann::json{{"id", j["id"]}, {"ok", false},
+                           {"error", {{"code", "E_TOOL_NOT_DECLARED"}, {"message", "no tools here"}}}}
+                .dump());
+    }
+  }
+};
+
 // Runs each request as cells of a fresh session (when its language has
-// sessions): the program twice, then closes the session.
+// sessions): the program twice, then closes the session. `code_mode`: the
+// sessions are code-mode sessions (Python), each cell with a bridge of its
+// own (RefusingBridge).
 class SessionCellExecutor : public runtimes::CodeExecutor {
  public:
-  explicit SessionCellExecutor(runtimes::LocalExecutor& inner) : inner_(inner) {}
+  explicit SessionCellExecutor(runtimes::LocalExecutor& inner, bool code_mode = false)
+      : inner_(inner), code_mode_(code_mode) {}
 
   runtimes::RunResult Run(const runtimes::RunRequest& request, const runtimes::ProgressFn& progress,
                           CancelToken& cancel, runtimes::BridgeHandler* bridge) override {
-    const runtimes::LanguageSpec* spec = inner_.Find(request.language, false, request.isolation);
+    const runtimes::LanguageSpec* spec = inner_.Find(request.language, code_mode_, request.isolation);
     if (spec == nullptr || spec->session_argv.empty() || !request.args.empty() || request.code_mode ||
         (!spec->session_stdin && !request.stdin_data.empty())) {
       return inner_.Run(request, progress, cancel, bridge);
     }
     const std::string id = "s_containment_" + std::to_string(next_++);
     Status st = inner_.OpenSession({.id = id, .language = request.language, .isolation = request.isolation,
-                                    .memory_mb = request.memory_mb, .cpu_budget_ms = 120'000});
+                                    .memory_mb = request.memory_mb, .cpu_budget_ms = 120'000,
+                                    .code_mode = code_mode_});
     if (!st.ok()) return runtimes::InternalErrorResult(request.language, "jail_setup_failed", st.message());
     ++sessions_;
     runtimes::RunRequest cell = request;
     cell.session_id = id;
     cell.memory_mb = 0;
-    runtimes::RunResult first = inner_.Run(cell, progress, cancel);
+    cell.code_mode = code_mode_;
+    RefusingBridge refusing;
+    runtimes::RunResult first = inner_.Run(cell, progress, cancel, &refusing);
     runtimes::RunResult result = first;
     if (first.error_code != "E_SESSION_LOST" && !RunOnce(request)) {
       // The same program again, in what the first left behind. JavaScript's
       // top-level const/let may not be declared twice in one context: the
       // second runs in a block of its own.
       if (request.language == "javascript") cell.code = "{\n" + request.code + "\n}";
-      result = inner_.Run(cell, progress, cancel);
+      result = inner_.Run(cell, progress, cancel, &refusing);
       ++second_cells_;
     }
     (void)inner_.CloseSession(id);
@@ -72,6 +93,7 @@ class SessionCellExecutor : public runtimes::CodeExecutor {
 
  private:
   runtimes::LocalExecutor& inner_;
+  const bool code_mode_;
   std::atomic<int> next_{0}, sessions_{0}, second_cells_{0};
 };
 
@@ -112,6 +134,37 @@ INSTANTIATE_TEST_SUITE_P(Sessions, SessionContainmentTest, ::testing::ValuesIn(C
 // The WASM tier's cases: Python's in WASM-tier sessions (the engine's
 // control channel), the others as ordinary runs.
 INSTANTIATE_TEST_SUITE_P(WasmTierSessions, SessionContainmentTest, ::testing::ValuesIn(WasmTierContainmentCases()),
+                         [](const ::testing::TestParamInfo<SelftestCase>& info) { return info.param.name; });
+
+// The native Python cases as cells of code-mode sessions (open_session
+// mode "codemode"): the session harness with the code-mode hooks, a bridge
+// passed with every cell.
+std::vector<SelftestCase> CodeModeSessionCases() {
+  std::vector<SelftestCase> out;
+  for (const SelftestCase& c : ContainmentCases()) {
+    if (c.language == "python" && (c.isolation.empty() || c.isolation == "native") && !ScriptOnly(c) &&
+        c.stdin_data.empty()) {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+class CodeModeSessionContainmentTest : public ::testing::TestWithParam<SelftestCase> {};
+
+TEST_P(CodeModeSessionContainmentTest, HoldsAcrossCellsOfACodeModeSession) {
+  ContainmentEnv& env = Env();
+  ASSERT_TRUE(env.error().empty()) << env.error();
+  const SelftestCase& c = GetParam();
+  SessionCellExecutor sessions(*env.executor(), /*code_mode=*/true);
+  const CaseOutcome outcome = RunContainmentCase(sessions, c, *env.bait());
+  if (outcome.skipped) GTEST_SKIP() << outcome.detail;
+  EXPECT_TRUE(outcome.passed) << c.name << " (" << c.description << ") in a code-mode session: expected "
+                              << outcome.expected << ", observed " << outcome.observed << ": " << outcome.detail;
+  EXPECT_GE(sessions.sessions(), 1) << "the case did not run in a code-mode session";
+}
+
+INSTANTIATE_TEST_SUITE_P(CodeModeSessions, CodeModeSessionContainmentTest, ::testing::ValuesIn(CodeModeSessionCases()),
                          [](const ::testing::TestParamInfo<SelftestCase>& info) { return info.param.name; });
 
 // Attacks split across calls.

@@ -9,6 +9,7 @@
 #include "base/encoding.h"
 #include "mcp/tools/catalog_tools.h"
 #include "mcp/tools/program_run.h"
+#include "mcp/tools/session_tools.h"
 
 namespace airlock::mcp {
 namespace {
@@ -33,6 +34,9 @@ std::optional<json> RunError(const runtimes::RunResult& run, const codemode::Bri
                              bool deadline_passed) {
   if (run.status == RunStatus::kInternalError) {
     if (run.error_code == "cancelled") return ErrorObject("E_CANCELLED", "the run was cancelled");
+    // A session's cell that did not run: the session is lost, busy, gone.
+    if (run.error_code.rfind("E_SESSION_", 0) == 0) return ErrorObject(run.error_code, run.message);
+    if (run.error_code == "invalid_request") return ErrorObject("E_INVALID_REQUEST", run.message);
     if (run.error_code == "runner_unavailable" || run.error_code == "busy") {
       return ErrorObject("E_UNAVAILABLE", run.message);
     }
@@ -97,6 +101,12 @@ json ExecuteTool::DefinitionFor(const governance::Caller& caller) {
 }
 
 json ExecuteTool::DefinitionWith(const std::set<std::string>& visible) {
+  json definition = BaseDefinition(visible);
+  if (sessions_ == nullptr) definition["inputSchema"]["properties"].erase("session_id");
+  return definition;
+}
+
+json ExecuteTool::BaseDefinition(const std::set<std::string>& visible) {
   std::string connectors;
   for (const std::string& c : visible) connectors += (connectors.empty() ? "" : ", ") + c;
   if (connectors.empty()) connectors = "none configured";
@@ -145,7 +155,12 @@ json ExecuteTool::DefinitionWith(const std::set<std::string>& visible) {
            {{"type", "object"},
             {"properties", std::move(limit_props)},
             {"additionalProperties", false},
-            {"description", "Lower limits for this run (they can only be lowered)."}}}}},
+            {"description", "Lower limits for this run (they can only be lowered)."}}},
+          {"session_id",
+           {{"type", "string"},
+            {"description", "Run the program as the next cell of a code-mode session (open_session with mode "
+                            "\"codemode\", Python): variables persist between cells, so one cell can load "
+                            "tool data into a variable and later cells work on it."}}}}},
         {"required", {"language", "code"}},
         {"additionalProperties", false}}},
       {"annotations",
@@ -159,7 +174,7 @@ json ExecuteTool::DefinitionWith(const std::set<std::string>& visible) {
 StatusOr<json> ExecuteTool::Call(const json& arguments, ToolCallContext& ctx) {
   if (!arguments.is_object()) return InvalidArgument("arguments must be an object");
   for (const auto& [key, value] : arguments.items()) {
-    if (key != "language" && key != "code" && key != "connectors" && key != "limits") {
+    if (key != "language" && key != "code" && key != "connectors" && key != "limits" && key != "session_id") {
       return InvalidArgument("unknown argument \"" + key + "\"");
     }
   }
@@ -218,11 +233,47 @@ StatusOr<json> ExecuteTool::Call(const json& arguments, ToolCallContext& ctx) {
   spec.grants = std::move(*grants);
   spec.limits = *limits;
   spec.kind = "inline";
+  if (auto id = arguments.find("session_id"); id != arguments.end()) {
+    if (!id->is_string()) return InvalidArgument("session_id must be a string");
+    return RunInSession(id->get<std::string>(), std::move(spec), ctx);
+  }
   json out = RunProgram(gateway_, executor_, audit_, spec, ctx);
   const json& value = out["structuredContent"];
   ctx.Log(out.value("isError", false) ? LogLevel::kNotice : LogLevel::kInfo,
           "execute: " + lang + " finished: " +
               (value.value("ok", false) ? std::string("ok") : value["error"].value("code", std::string("error"))));
+  return out;
+}
+
+StatusOr<json> ExecuteTool::RunInSession(const std::string& id, ProgramSpec spec, ToolCallContext& ctx) {
+  const json where = {{"session_id", id}, {"language", spec.language}};
+  if (sessions_ == nullptr) return CodeModeErrorResult("E_INVALID_REQUEST", "this endpoint has no sessions", where);
+  StatusOr<sessions::SessionInfo> s = sessions_->BeginCall(SessionOwner(ctx.caller()), id);
+  if (!s.ok()) return CodeModeErrorResult("E_SESSION_NOT_FOUND", s.status().message(), where);
+  sessions::ScopedCall running(*sessions_, id);  // counted as running in the session until it returns
+  if (s->mode != "codemode") {
+    return CodeModeErrorResult("E_INVALID_REQUEST",
+                               "session " + id + " is not a code-mode session: run its cells with run_code, or open "
+                               "one with open_session {\"mode\": \"codemode\"}", where);
+  }
+  if (s->language != spec.language) {
+    return CodeModeErrorResult("E_INVALID_REQUEST", "this session runs " + s->language + ", not " + spec.language,
+                               where);
+  }
+  if (!s->lost_reason.empty()) {
+    return CodeModeErrorResult("E_SESSION_LOST", "the session was lost: " + s->lost_reason +
+                                                     "; its state is gone, open a new session", where);
+  }
+  spec.session_id = id;
+  spec.kind = "session";
+  std::string lost;
+  spec.on_run = [&](runtimes::RunResult& run) {
+    sessions_->NoteResult(id, run);  // E_SESSION_NOT_FOUND from a restarted runner becomes E_SESSION_LOST
+    if (run.error_code == "E_SESSION_LOST") lost = run.message;
+  };
+  json out = RunProgram(gateway_, executor_, audit_, spec, ctx);
+  out["structuredContent"]["session_id"] = id;
+  if (!lost.empty()) out["structuredContent"]["session_lost"] = lost;
   return out;
 }
 

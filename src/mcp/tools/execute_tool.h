@@ -3,7 +3,14 @@
 // the governed bridge (codemode::BridgeSession) to the gateway's connectors.
 //
 //   execute {language: "javascript"|"python", code, connectors?: [names],
-//            limits?: {wall_ms, max_calls, ...}}      (limits may only be lowered)
+//            limits?: {wall_ms, max_calls, ...},      (limits may only be lowered)
+//            session_id?: "s_..."}
+// With session_id (a session opened with open_session {mode: "codemode"}),
+// the program is a cell of that session: its variables persist to the next
+// cell, the value is the last expression's (null when it has no JSON form),
+// and the cell's bridge is open only while it runs; governance, limits and
+// audit (kind "session") apply per cell. Extra errors: E_SESSION_NOT_FOUND,
+// E_SESSION_LOST (then also "session_lost": why), E_SESSION_BUSY.
 //
 // The result's structuredContent (always; isError when ok is false):
 //   {"ok": true|false,
@@ -31,8 +38,10 @@
 #include "audit/audit_log.h"
 #include "gateway/gateway.h"
 #include "mcp/access.h"
+#include "mcp/tools/program_run.h"
 #include "mcp/tools/tool.h"
 #include "runtimes/code_executor.h"
+#include "sessions/session_registry.h"
 
 namespace airlock::mcp {
 
@@ -49,8 +58,15 @@ class ExecuteTool : public Tool {
   nlohmann::json DefinitionFor(const governance::Caller& caller) override;
   StatusOr<nlohmann::json> Call(const nlohmann::json& arguments, ToolCallContext& ctx) override;
 
+  // Code-mode sessions (open_session mode "codemode"): `execute` with a
+  // session_id runs the program as a cell of that session. Null: none.
+  void UseSessions(sessions::SessionRegistry* sessions) { sessions_ = sessions; }
+
  private:
   nlohmann::json DefinitionWith(const std::set<std::string>& connectors);
+  nlohmann::json BaseDefinition(const std::set<std::string>& connectors);  // with session_id
+  // The program as a cell of session `id` (kind "session").
+  StatusOr<nlohmann::json> RunInSession(const std::string& id, ProgramSpec spec, ToolCallContext& ctx);
 
   gateway::Gateway& gateway_;
   runtimes::CodeExecutor& executor_;
@@ -58,6 +74,7 @@ class ExecuteTool : public Tool {
   audit::AuditLog* audit_;
   const codemode::Limits admin_limits_;
   const uint64_t max_code_bytes_;
+  sessions::SessionRegistry* sessions_ = nullptr;
 };
 
 // Builds the CallToolResult from what the run and its bridge session left.

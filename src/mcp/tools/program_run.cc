@@ -83,11 +83,16 @@ json RunProgram(gateway::Gateway& gateway, runtimes::CodeExecutor& executor, aud
   request.memory_mb = spec.limits.memory_mb;
   request.max_output_bytes = spec.limits.max_console_bytes;
   request.truncate_output = true;
+  if (!spec.session_id.empty()) {
+    request.session_id = spec.session_id;
+    request.memory_mb = 0;  // the session's, fixed when it opened
+  }
 
   codemode::BridgeSession session(gateway, spec.grants, spec.limits,
                                   started + std::chrono::milliseconds(spec.limits.wall_ms));
   runtimes::RunResult run = executor.Run(request, nullptr, ctx.cancel(), &session);
   session.Close();
+  if (spec.on_run) spec.on_run(run);
   const bool deadline_passed =
       std::chrono::steady_clock::now() >= started + std::chrono::milliseconds(spec.limits.wall_ms);
   json out = BuildExecuteResult(spec.language, run, session, spec.limits, deadline_passed);
@@ -120,6 +125,7 @@ json RunProgram(gateway::Gateway& gateway, runtimes::CodeExecutor& executor, aud
     rec.connectors = json(spec.grants.connectors);
     rec.limits = spec.limits.ToJson();
     if (!spec.tool_name.empty()) rec.limits["code_tool"] = spec.tool_name;
+    if (!spec.session_id.empty()) rec.limits["session_id"] = spec.session_id;
     rec.status = AuditStatusOf(error_code);
     rec.error_code = error_code;
     rec.calls_total = session.calls_total();

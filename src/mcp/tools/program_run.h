@@ -11,6 +11,7 @@
 #ifndef AIRLOCK_MCP_TOOLS_PROGRAM_RUN_H_
 #define AIRLOCK_MCP_TOOLS_PROGRAM_RUN_H_
 
+#include <functional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -35,6 +36,13 @@ struct ProgramSpec {
   std::string tool_name;          // code tools
   std::string tool_version_hash;  // code tools: the approved hash
   std::string audited_code;       // the code as written (default: `code`)
+  // A cell of this open code-mode session (execute with session_id): the
+  // run goes to the session's interpreter (its memory is the session's),
+  // with a bridge for this cell only; kind is "session".
+  std::string session_id;
+  // Called with the executor's result before anything is built from it
+  // (the session registry notes a lost session).
+  std::function<void(runtimes::RunResult&)> on_run;
 };
 
 nlohmann::json RunProgram(gateway::Gateway& gateway, runtimes::CodeExecutor& executor, audit::AuditLog* audit,

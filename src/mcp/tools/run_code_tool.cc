@@ -228,13 +228,13 @@ StatusOr<json> RunCodeTool::CallInSession(const json& arguments, ToolCallContext
   }
   StatusOr<sessions::SessionInfo> s = sessions_->BeginCall(SessionOwner(ctx.caller()), id);
   if (!s.ok()) return refuse("", "E_SESSION_NOT_FOUND", s.status().message());
-  // From here on the call is counted as running in the session: every path ends it.
-  struct EndCall {
-    sessions::SessionRegistry* registry;
-    const std::string& id;
-    ~EndCall() { registry->EndCall(id, nullptr); }
-  } end_call{sessions_, id};
+  sessions::ScopedCall running(*sessions_, id);  // counted as running in the session until it returns
   runtimes::RunResult result;
+  if (s->mode == "codemode") {
+    return refuse(s->language, "invalid_request",
+                  "this is a code-mode session: run its cells with execute {language: \"" + s->language +
+                      "\", code, session_id}");
+  }
   if (auto lang = arguments.find("language"); lang != arguments.end() && lang->is_string() &&
                                               lang->get<std::string>() != s->language) {
     return refuse(s->language, "invalid_request",

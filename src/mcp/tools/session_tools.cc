@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/encoding.h"
+#include "mcp/tools/program_run.h"
 
 namespace airlock::mcp {
 
@@ -79,7 +80,17 @@ json OpenSessionTool::Definition() {
                {{"type", "integer"},
                 {"minimum", 1},
                 {"maximum", catalog_.limits().max_memory_mb},
-                {"description", "Memory limit in MiB for the whole session."}}}}},
+                {"description", "Memory limit in MiB for the whole session."}}},
+              {"mode",
+               {{"type", "string"},
+                {"enum", code_mode_ ? json{"interpreter", "codemode"} : json{"interpreter"}},
+                {"description",
+                 code_mode_ ? "\"interpreter\" (default): cells run with run_code. \"codemode\" (python): cells "
+                              "run with execute {language: \"python\", code, session_id} and get `tools` "
+                              "(search/describe/call of the connected MCP servers), so one cell can load tool data "
+                              "into a variable and later cells keep working on it; the bridge is open only while "
+                              "a cell runs, and code mode's rules, limits and audit apply to every cell."
+                            : "\"interpreter\": cells run with run_code."}}}}},
             {"required", {"language"}},
             {"additionalProperties", false}}},
           {"annotations", Annotations("Open a session", true)}};
@@ -88,7 +99,7 @@ json OpenSessionTool::Definition() {
 StatusOr<json> OpenSessionTool::Call(const json& args, ToolCallContext& ctx) {
   if (!args.is_object()) return InvalidArgument("arguments: expected an object with language");
   for (const auto& [key, value] : args.items()) {
-    if (key != "language" && key != "isolation" && key != "timeout_s" && key != "memory_mb") {
+    if (key != "language" && key != "isolation" && key != "timeout_s" && key != "memory_mb" && key != "mode") {
       return InvalidArgument("arguments." + key + ": unknown property");
     }
   }
@@ -101,6 +112,33 @@ StatusOr<json> OpenSessionTool::Call(const json& args, ToolCallContext& ctx) {
   if (auto iso = args.find("isolation"); iso != args.end()) {
     if (!iso->is_string()) return InvalidArgument("arguments.isolation: expected string");
     request.isolation = iso->get<std::string>();
+  }
+  if (auto mode = args.find("mode"); mode != args.end()) {
+    if (!mode->is_string()) return InvalidArgument("arguments.mode: expected string");
+    const std::string m = mode->get<std::string>();
+    if (m == "codemode") {
+      request.mode = m;
+    } else if (m != "interpreter") {
+      return InvalidArgument("arguments.mode: expected \"interpreter\" or \"codemode\"");
+    }
+  }
+  if (request.mode == "codemode") {
+    if (!code_mode_) {
+      return SessionErrorResult("invalid_request",
+                                "code-mode sessions need code mode (the execute tool), which this endpoint does not "
+                                "offer");
+    }
+    if (request.language != "python") {
+      return SessionErrorResult("invalid_request",
+                                "code-mode sessions run python (code-mode javascript runs in the embedded engine, "
+                                "which keeps no state between programs)");
+    }
+    if (std::string why = CodeModeTierRefusal(*endpoint_, "python"); !why.empty()) {
+      return SessionErrorResult("invalid_request", why);
+    }
+    if (auto iso = args.find("isolation"); iso != args.end() && *iso != "native") {
+      return SessionErrorResult("invalid_request", "code-mode sessions run in the native tier");
+    }
   }
   for (const char* key : {"timeout_s", "memory_mb"}) {
     auto it = args.find(key);
@@ -127,7 +165,9 @@ StatusOr<json> OpenSessionTool::Call(const json& args, ToolCallContext& ctx) {
   }
   // Not empty: the catalog sets `sessions` exactly when it is not (languages.h).
   const std::vector<std::string>& tiers = info->session_tiers;
-  if (args.find("isolation") == args.end()) {
+  if (request.mode == "codemode") {
+    request.isolation = "native";
+  } else if (args.find("isolation") == args.end()) {
     const bool preferred = std::find(tiers.begin(), tiers.end(), catalog_.default_tier()) != tiers.end();
     request.isolation = preferred ? catalog_.default_tier() : tiers.front();
   } else if (std::find(tiers.begin(), tiers.end(), request.isolation) == tiers.end()) {
@@ -147,7 +187,8 @@ StatusOr<json> OpenSessionTool::Call(const json& args, ToolCallContext& ctx) {
     request.memory_mb = tier_memory ? std::min(tier_memory, catalog_.limits().max_memory_mb)
                                     : catalog_.limits().default_memory_mb;
   }
-  request.packages = catalog_.packages().DirsFor(request.language, request.isolation);
+  // Code mode's Python has the standard library only (as execute's).
+  if (request.mode.empty()) request.packages = catalog_.packages().DirsFor(request.language, request.isolation);
   StatusOr<sessions::SessionInfo> s = registry_.Open(SessionOwner(ctx.caller()), request);
   if (!s.ok()) {
     const Status& st = s.status();
@@ -164,7 +205,12 @@ StatusOr<json> OpenSessionTool::Call(const json& args, ToolCallContext& ctx) {
                                          {"text", "Opened a " + s->language + " session: session_id " + s->id +
                                                       " (idle timeout " + std::to_string(s->idle_timeout_s) +
                                                       " s, expires at " + out["expires_at"].get<std::string>() +
-                                                      "). Pass it to run_code; close it with close_session."}}})},
+                                                      "). Pass it to " +
+                                                      (s->mode == "codemode"
+                                                           ? std::string("execute {language: \"python\", code, "
+                                                                         "session_id}")
+                                                           : std::string("run_code")) +
+                                                      "; close it with close_session."}}})},
               {"structuredContent", std::move(out)}};
 }
 

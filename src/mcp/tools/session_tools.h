@@ -41,10 +41,20 @@ class OpenSessionTool : public Tool {
   nlohmann::json Definition() override;
   StatusOr<nlohmann::json> Call(const nlohmann::json& arguments, ToolCallContext& ctx) override;
 
+  // Offers mode "codemode" (a Python session whose cells are `execute`
+  // programs with `tools`): only where code mode is served, and only when
+  // `endpoint` allows its tier.
+  void OfferCodeMode(const governance::Endpoint& endpoint) {
+    code_mode_ = true;
+    endpoint_ = &endpoint;
+  }
+
  private:
   sessions::SessionRegistry& registry_;
   LanguageCatalog& catalog_;
   audit::AuditLog* audit_;
+  bool code_mode_ = false;
+  const governance::Endpoint* endpoint_ = nullptr;
 };
 
 class CloseSessionTool : public Tool {

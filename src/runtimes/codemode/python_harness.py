@@ -6,6 +6,9 @@ Airlock runs it inside the jail as
     /usr/bin/python3 -I -c <this file's text> --resume-fd 4 main.py
         (pre-started: the arguments arrive on fd 4, see _take_hand_over)
 
+    /usr/bin/python3 -I -c <this file's text + the session harness> --session
+        (a code-mode session: see _SessionHooks at the end)
+
 with fd 3 an open AF_UNIX stream socket: the bridge (src/runtimes/bridge.h;
 frames are a 4-byte big-endian length, then at most 2 MiB of UTF-8 JSON).
 Pure standard library; nothing from site-packages is needed.
@@ -137,6 +140,7 @@ class _Bridge:
         self._failure = None
         reader = threading.Thread(target=self._read_loop, name="airlock-bridge", daemon=True)
         reader.start()
+        self._reader = reader
 
     def request(self, fields, done):
         """Sends {"id":N, **fields}; done(ok, result | (code, message)) runs
@@ -176,6 +180,21 @@ class _Bridge:
                 s.shutdown(socket.SHUT_WR)
         except Exception:
             pass
+
+    def close(self):
+        """Ends the bridge for good (a session's cell is over): the reader
+        wakes at end of stream and is waited for, then the descriptor is
+        closed -- not before, so no later bridge that reuses the number is
+        read by this reader."""
+        try:
+            import socket
+            with socket.socket(fileno=os.dup(self._fd)) as s:
+                s.shutdown(socket.SHUT_RDWR)
+        except Exception:
+            pass
+        self._reader.join(5)
+        if not self._reader.is_alive():
+            os.close(self._fd)
 
     def _fail(self, why):
         with self._lock:
@@ -545,4 +564,65 @@ def _main():
     return 0
 
 
-raise SystemExit(_main())
+class _SessionHooks:
+    """A code-mode session (session_harness.cc's _airlock_session with
+    hooks, started with `--session`): every cell gets a bridge of its own,
+    a socket that comes with the turn's message on the control channel (fd
+    3, SCM_RIGHTS) and is closed when the cell ends, so no bridge is open
+    between cells. `tools` and `ToolError` are globals of the session; a
+    tools request outside a cell (a thread the cell left running) raises
+    E_BRIDGE_PROTOCOL. After each cell one final frame goes to airlock:
+    {"op":"result","value":V} with the last expression's value when it has
+    a JSON form under 2 MiB (else null: its repr is in stdout), or
+    {"op":"result_error",...} for an uncaught exception (already printed to
+    stderr by the session harness)."""
+
+    def __init__(self):
+        self._bridge = None
+        self._control = None
+
+    def setup(self, space):
+        space.update(tools=_make_tools(self), ToolError=ToolError)
+
+    def receive(self, ctl, n, passed):
+        """recv(ctl, n), adding any descriptors that came with it to `passed`."""
+        import socket
+        if self._control is None:
+            self._control = socket.socket(fileno=ctl)  # owns fd 3 for the session's life
+        data, ancillary, _, _ = self._control.recvmsg(n, socket.CMSG_SPACE(4 * 4), socket.MSG_CMSG_CLOEXEC)
+        for level, kind, payload in ancillary:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                whole = len(payload) - len(payload) % 4
+                passed.extend(int.from_bytes(payload[i:i + 4], sys.byteorder) for i in range(0, whole, 4))
+        return data
+
+    def begin(self, passed):
+        for extra in passed[1:]:
+            os.close(extra)
+        self._bridge = _Bridge(passed[0]) if passed else None
+
+    def request(self, fields, done):
+        bridge = self._bridge
+        if bridge is None:
+            raise ToolError("E_BRIDGE_PROTOCOL", "the tools bridge is open only while a cell runs")
+        bridge.request(fields, done)
+
+    def end(self, value, failure, filename):
+        bridge, self._bridge = self._bridge, None
+        if bridge is None:
+            return
+        if failure is not None:
+            _send_final(bridge, _error_frame(_describe_exception(failure, filename)))
+        else:
+            try:
+                frame = b'{"op":"result","value":' + _to_utf8(_dumps(value)) + b"}"
+            except Exception:
+                frame = None
+            if frame is None or len(frame) > _MAX_FRAME_BYTES:
+                frame = b'{"op":"result","value":null}'
+            _send_final(bridge, frame)
+        bridge.close()
+
+
+if sys.argv[1:] != ["--session"]:
+    raise SystemExit(_main())
