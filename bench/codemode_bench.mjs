@@ -23,6 +23,9 @@
 //               and back). JS has only Date.now() (1 ms resolution, no
 //               `performance` in the jail), so its median is quantised; its
 //               mean is not biased by that.
+//   py session  the python program as a cell of one code-mode session
+//               (open_session mode "codemode"; execute with session_id):
+//               the same calls, through a bridge made for that cell.
 //   call log    the duration_ms airlock logs per call (bridge session →
 //               connector → back; floored to whole ms, so its mean is low by
 //               ~0.5 ms and its median is often 0).
@@ -149,6 +152,18 @@ async function execute(client, language, n) {
   return { wall, times: sc.result, logged: sc.calls.log.map((e) => e.duration_ms) };
 }
 
+// One cell of code-mode session `id`: N calls (the value is `times`), or 0.
+async function cell(client, id, n) {
+  const code = n ? `${PROGRAMS.python(n)}\ntimes` : '0';
+  const t0 = performance.now();
+  const r = await client.callTool({ name: 'execute', arguments: { language: 'python', code, session_id: id } });
+  const wall = performance.now() - t0;
+  const sc = r.structuredContent;
+  if (!sc?.ok) throw new Error(`session cell: ${JSON.stringify(sc ?? r).slice(0, 2000)}`);
+  if (n && (!Array.isArray(sc.result) || sc.result.length !== n)) throw new Error(`session cell: result ${JSON.stringify(sc.result)}`);
+  return { wall, times: n ? sc.result : [] };
+}
+
 // ---- main ------------------------------------------------------------------
 if (!existsSync(AIRLOCK_BIN)) throw new Error(`airlock binary not found at ${AIRLOCK_BIN} (build it, or set AIRLOCK_BIN)`);
 const config = path.join(tmp, 'config.json');
@@ -173,10 +188,15 @@ try {
     await execute(airlock, lang, WARMUP);
     await execute(airlock, lang, 0);
   }
+  const opened = await airlock.callTool({ name: 'open_session', arguments: { language: 'python', mode: 'codemode' } });
+  const sessionId = opened.structuredContent?.session_id;
+  if (!sessionId) throw new Error(`open_session: ${JSON.stringify(opened).slice(0, 2000)}`);
+  await cell(airlock, sessionId, WARMUP);
 
   const s = {
     direct: [], js: [], py: [], jsLog: [], pyLog: [],
     js0: [], jsN: [], py0: [], pyN: [], directRoundMedians: [], jsRoundMeans: [], pyRoundMeans: [],
+    pys: [], pys0: [], pysN: [],
   };
   const steps = [
     async () => { const t = await directCalls(direct, N); s.direct.push(...t); s.directRoundMedians.push(median(t)); },
@@ -190,6 +210,8 @@ try {
     },
     async () => { for (let i = 0; i < ZERO_PER_ROUND; i++) s.js0.push((await execute(airlock, 'javascript', 0)).wall); },
     async () => { for (let i = 0; i < ZERO_PER_ROUND; i++) s.py0.push((await execute(airlock, 'python', 0)).wall); },
+    async () => { const r = await cell(airlock, sessionId, N); s.pys.push(...r.times); s.pysN.push(r.wall); },
+    async () => { for (let i = 0; i < ZERO_PER_ROUND; i++) s.pys0.push((await cell(airlock, sessionId, 0)).wall); },
   ];
   for (let round = 0; round < R; round++) {
     // Rotate the order so no contender always runs right after another.
@@ -203,6 +225,7 @@ try {
     ['direct: SDK client → test-server (stdio)', s.direct],
     ['js: tools.call in execute (Date.now, 1 ms)', s.js],
     ['py: tools.call in execute (perf_counter)', s.py],
+    ['py session: tools.call in a code-mode session cell', s.pys],
     ['airlock call log duration_ms (floored to 1 ms), js runs', s.jsLog],
     ['airlock call log duration_ms (floored to 1 ms), py runs', s.pyLog],
   ];
@@ -218,7 +241,8 @@ try {
   out.push('');
   out.push(`| whole execute (client wall; ${R * ZERO_PER_ROUND} samples at 0 calls, ${R} at ${N}) | median ms | p90 ms | (t_N - t_0) / N ms | × direct (median) |`);
   out.push('|---|---|---|---|---|');
-  for (const [lang, t0s, tNs] of [['javascript', s.js0, s.jsN], ['python', s.py0, s.pyN]]) {
+  for (const [lang, t0s, tNs] of [['javascript', s.js0, s.jsN], ['python', s.py0, s.pyN],
+    ['python session cell', s.pys0, s.pysN]]) {
     const slope = (median(tNs) - median(t0s)) / N;
     out.push(`| ${lang}, 0 calls | ${f(median(t0s), 1)} | ${f(quantile(t0s, 0.9), 1)} | | |`);
     out.push(`| ${lang}, ${N} calls | ${f(median(tNs), 1)} | ${f(quantile(tNs, 0.9), 1)} | ${f(slope)} | ${f(slope / base, 2)}× |`);

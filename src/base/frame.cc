@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <cstring>
 
 namespace airlock {
 namespace {
@@ -31,10 +32,35 @@ Status WriteAll(int fd, const char* data, size_t size) {
 }
 
 // Reads exactly `size` bytes. `*got_any` tells a clean EOF from a torn one.
-Status ReadAll(int fd, char* data, size_t size, bool* got_any) {
+// `received` (non-null): read with recvmsg, keeping descriptors that come
+// along (at most a few per read; more are closed by the kernel).
+Status ReadAll(int fd, char* data, size_t size, bool* got_any, std::vector<UniqueFd>* received = nullptr) {
   *got_any = false;
   while (size > 0) {
-    ssize_t n = ::read(fd, data, size);
+    ssize_t n;
+    if (received == nullptr) {
+      n = ::read(fd, data, size);
+    } else {
+      iovec iov{data, size};
+      alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 4)];
+      msghdr msg{};
+      msg.msg_iov = &iov;
+      msg.msg_iovlen = 1;
+      msg.msg_control = control;
+      msg.msg_controllen = sizeof control;
+      n = ::recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
+      if (n >= 0) {
+        for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+          if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+          const size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+          for (size_t i = 0; i < count; ++i) {
+            int one;
+            std::memcpy(&one, CMSG_DATA(c) + i * sizeof(int), sizeof one);
+            received->emplace_back(one);
+          }
+        }
+      }
+    }
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == ECONNRESET) return Unavailable("peer reset the channel");
@@ -48,9 +74,8 @@ Status ReadAll(int fd, char* data, size_t size, bool* got_any) {
   return OkStatus();
 }
 
-}  // namespace
-
-Status WriteFrame(int fd, std::string_view payload, size_t max_bytes) {
+// The frame's bytes: header and payload.
+StatusOr<std::string> Framed(std::string_view payload, size_t max_bytes) {
   if (payload.size() > max_bytes || payload.size() > UINT32_MAX) {
     return InvalidArgument("frame of " + std::to_string(payload.size()) +
                            " bytes exceeds the maximum of " + std::to_string(max_bytes));
@@ -63,13 +88,56 @@ Status WriteFrame(int fd, std::string_view payload, size_t max_bytes) {
   buf.push_back(static_cast<char>(len >> 8));
   buf.push_back(static_cast<char>(len));
   buf.append(payload);
+  return buf;
+}
+
+StatusOr<std::string> Dumped(const nlohmann::json& message) {
+  try {
+    return message.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  } catch (const std::exception& e) {
+    return Internal(std::string("cannot serialise frame: ") + e.what());
+  }
+}
+
+}  // namespace
+
+Status WriteFrame(int fd, std::string_view payload, size_t max_bytes) {
+  AIRLOCK_ASSIGN_OR_RETURN(std::string buf, Framed(payload, max_bytes));
   return WriteAll(fd, buf.data(), buf.size());
 }
 
-StatusOr<std::string> ReadFrame(int fd, size_t max_bytes) {
+Status WriteJsonFrameWithFd(int fd, const nlohmann::json& message, int pass_fd, size_t max_bytes) {
+  AIRLOCK_ASSIGN_OR_RETURN(std::string payload, Dumped(message));
+  AIRLOCK_ASSIGN_OR_RETURN(std::string buf, Framed(payload, max_bytes));
+  iovec iov{buf.data(), buf.size()};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int));
+  std::memcpy(CMSG_DATA(c), &pass_fd, sizeof pass_fd);
+  ssize_t n;
+  do {
+    n = ::sendmsg(fd, &msg, MSG_NOSIGNAL);
+  } while (n < 0 && errno == EINTR);
+  if (n < 0) {
+    if (errno == EPIPE || errno == ECONNRESET) return Unavailable("peer closed the channel");
+    return ErrnoError("sendmsg frame");
+  }
+  return WriteAll(fd, buf.data() + n, buf.size() - static_cast<size_t>(n));
+}
+
+namespace {
+
+StatusOr<std::string> ReadFramePayload(int fd, size_t max_bytes, std::vector<UniqueFd>* received) {
   unsigned char header[kFrameHeaderBytes];
   bool got_any = false;
-  Status st = ReadAll(fd, reinterpret_cast<char*>(header), sizeof header, &got_any);
+  Status st = ReadAll(fd, reinterpret_cast<char*>(header), sizeof header, &got_any, received);
   if (!st.ok()) {
     if (st.code() == StatusCode::kUnavailable && got_any) {
       return Unavailable("peer closed the channel in the middle of a frame header");
@@ -83,7 +151,7 @@ StatusOr<std::string> ReadFrame(int fd, size_t max_bytes) {
                              " bytes exceeds the maximum of " + std::to_string(max_bytes));
   }
   std::string payload(len, '\0');
-  st = ReadAll(fd, payload.data(), len, &got_any);
+  st = ReadAll(fd, payload.data(), len, &got_any, received);
   if (!st.ok()) {
     if (st.code() == StatusCode::kUnavailable) {
       return Unavailable("peer closed the channel in the middle of a frame");
@@ -93,22 +161,30 @@ StatusOr<std::string> ReadFrame(int fd, size_t max_bytes) {
   return payload;
 }
 
-Status WriteJsonFrame(int fd, const nlohmann::json& message, size_t max_bytes) {
-  std::string payload;
-  try {
-    payload = message.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  } catch (const std::exception& e) {
-    return Internal(std::string("cannot serialise frame: ") + e.what());
-  }
-  return WriteFrame(fd, payload, max_bytes);
-}
-
-StatusOr<nlohmann::json> ReadJsonFrame(int fd, size_t max_bytes) {
-  AIRLOCK_ASSIGN_OR_RETURN(std::string payload, ReadFrame(fd, max_bytes));
+StatusOr<nlohmann::json> ParsedObject(const std::string& payload) {
   nlohmann::json j = nlohmann::json::parse(payload, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return InvalidArgument("frame payload is not valid JSON");
   if (!j.is_object()) return InvalidArgument("frame payload is not a JSON object");
   return j;
+}
+
+}  // namespace
+
+StatusOr<std::string> ReadFrame(int fd, size_t max_bytes) { return ReadFramePayload(fd, max_bytes, nullptr); }
+
+Status WriteJsonFrame(int fd, const nlohmann::json& message, size_t max_bytes) {
+  AIRLOCK_ASSIGN_OR_RETURN(std::string payload, Dumped(message));
+  return WriteFrame(fd, payload, max_bytes);
+}
+
+StatusOr<nlohmann::json> ReadJsonFrame(int fd, size_t max_bytes) {
+  AIRLOCK_ASSIGN_OR_RETURN(std::string payload, ReadFramePayload(fd, max_bytes, nullptr));
+  return ParsedObject(payload);
+}
+
+StatusOr<nlohmann::json> ReadJsonFrame(int fd, size_t max_bytes, std::vector<UniqueFd>* received) {
+  AIRLOCK_ASSIGN_OR_RETURN(std::string payload, ReadFramePayload(fd, max_bytes, received));
+  return ParsedObject(payload);
 }
 
 }  // namespace airlock

@@ -20,10 +20,12 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "base/status.h"
+#include "base/unique_fd.h"
 
 namespace airlock {
 
@@ -45,6 +47,16 @@ StatusOr<std::string> ReadFrame(int fd, size_t max_bytes = kDefaultMaxFrameBytes
 Status WriteJsonFrame(int fd, const nlohmann::json& message,
                       size_t max_bytes = kDefaultMaxFrameBytes);
 StatusOr<nlohmann::json> ReadJsonFrame(int fd, size_t max_bytes = kDefaultMaxFrameBytes);
+
+// Descriptors with frames (AF_UNIX sockets only). WriteJsonFrameWithFd
+// sends `pass_fd` (SCM_RIGHTS) with the frame's first bytes, in one
+// sendmsg, so it arrives while the reader reads that frame's header. The
+// `received` variant of ReadJsonFrame reads with recvmsg and appends what
+// came with the frame (close-on-exec); frames read without it drop any
+// descriptor sent to them (the kernel closes it).
+Status WriteJsonFrameWithFd(int fd, const nlohmann::json& message, int pass_fd,
+                            size_t max_bytes = kDefaultMaxFrameBytes);
+StatusOr<nlohmann::json> ReadJsonFrame(int fd, size_t max_bytes, std::vector<UniqueFd>* received);
 
 }  // namespace airlock
 

@@ -442,6 +442,7 @@ int RunnerCommand(int channel_fd, const std::string& config_path, bool allow_deg
     return 3;
   }
   runner::RunnerOptions ro;
+  ro.pass_bridge_sockets = true;  // the channel is the spawning server's socketpair
   return runner::RunnerMain(channel_fd, *rt->executor, ro);
 }
 

@@ -1,5 +1,7 @@
 #include "runner/runner_client.h"
 
+#include "runtimes/bridge_relay.h"
+
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -71,6 +73,10 @@ struct RunnerClient::Pending {
   // after its owner is done with the run.
   std::mutex bridge_mu;
   runtimes::BridgeHandler* bridge = nullptr;
+  // The program's bridge socket when the runner handed it over
+  // ("bridge_socket"): read here, straight into `bridge`. Finished (every
+  // frame the program sent handed to `bridge`) before Run() returns.
+  std::unique_ptr<runtimes::BridgeRelay> relay;
 
   void Signal() { SignalEventFd(wake.get()); }
 
@@ -317,7 +323,8 @@ void RunnerClient::SupervisorLoop() {
 
 void RunnerClient::ReadLoop(const std::shared_ptr<Connection>& conn) {
   for (;;) {
-    StatusOr<Json> message = ReadJsonFrame(conn->fd.get(), options_.max_frame_bytes);
+    std::vector<UniqueFd> fds;  // a "bridge_socket" frame's descriptor
+    StatusOr<Json> message = ReadJsonFrame(conn->fd.get(), options_.max_frame_bytes, &fds);
     if (!message.ok()) {
       if (message.status().code() == StatusCode::kInvalidArgument) {
         Log("ignoring a bad frame from the runner: " + message.status().message());
@@ -340,6 +347,10 @@ void RunnerClient::ReadLoop(const std::shared_ptr<Connection>& conn) {
     if (type == "bridge" || type == "bridge_error") {
       RelayBridgeFrame(conn, id, type, m);
       continue;
+    }
+    if (type == "bridge_socket") {
+      if (fds.size() == 1) AdoptBridgeSocket(id, std::move(fds[0]));
+      continue;  // without its descriptor: nothing to read (the run ends on its own)
     }
     std::lock_guard<std::mutex> lock(mu_);
     auto it = pending_.find(id);
@@ -384,6 +395,19 @@ void RunnerClient::RelayBridgeFrame(const std::shared_ptr<Connection>& conn, uin
     // A failed write means the runner is gone; the run fails on its own.
     if (auto c = weak.lock()) (void)c->Write({{"type", "bridge_reply"}, {"id", id}, {"frame", std::move(reply)}});
   });
+}
+
+void RunnerClient::AdoptBridgeSocket(uint64_t id, UniqueFd socket) {
+  std::shared_ptr<Pending> p;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = pending_.find(id);
+    if (it == pending_.end()) return;  // the run is over: closing the socket ends its bridge
+    p = it->second;
+  }
+  std::lock_guard<std::mutex> lock(p->bridge_mu);
+  if (p->bridge == nullptr || p->relay != nullptr) return;
+  p->relay = runtimes::BridgeRelay::Adopt(*p->bridge, std::move(socket));
 }
 
 void RunnerClient::FailPending(uint64_t generation, const std::string& message) {
@@ -506,8 +530,15 @@ RunResult RunnerClient::Run(const runtimes::RunRequest& request, const runtimes:
   struct BridgeGuard {
     Pending* p;
     ~BridgeGuard() {
-      std::lock_guard<std::mutex> lock(p->bridge_mu);
-      p->bridge = nullptr;
+      std::unique_ptr<runtimes::BridgeRelay> relay;
+      {
+        std::lock_guard<std::mutex> lock(p->bridge_mu);
+        relay = std::move(p->relay);
+        p->bridge = nullptr;
+      }
+      // The result is in (the program has ended) or the run was given up:
+      // what the program sent still reaches its handler, which outlives Run().
+      if (relay) relay->Finish();
     }
   } bridge_guard{p.get()};
   bool admitted = false;

@@ -150,6 +150,9 @@ class RunnerClient : public RunnerBackend {
   // Hands a "bridge"/"bridge_error" frame to the run's BridgeHandler.
   void RelayBridgeFrame(const std::shared_ptr<Connection>& conn, uint64_t id, const std::string& type,
                         const nlohmann::json& message);
+  // A "bridge_socket" frame's descriptor: run `id`'s program's bridge, read
+  // here from now on (runtimes::BridgeRelay::Adopt into its handler).
+  void AdoptBridgeSocket(uint64_t id, UniqueFd socket);
   bool SleepUnlessStopping(std::chrono::milliseconds d);
 
   // Waits for a ready runner (bounded); null if none.

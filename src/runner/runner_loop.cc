@@ -67,6 +67,17 @@ class RunnerLoop {
     void OnBridgeError(const std::string& message) override {
       loop_.Send({{"type", "bridge_error"}, {"id", id_}, {"message", message}});
     }
+    // Where the channel can carry descriptors (the local server's), the
+    // server reads the program's bridge itself: one hop less per frame.
+    bool TakeSocket(UniqueFd& host_end) override {
+      if (!loop_.options_.pass_bridge_sockets) return false;
+      std::lock_guard<std::mutex> lock(loop_.write_mu_);
+      Status st = WriteJsonFrameWithFd(loop_.fd_, {{"type", "bridge_socket"}, {"id", id_}}, host_end.get(),
+                                       loop_.options_.max_frame_bytes);
+      if (!st.ok()) return false;  // relayed, as without (a dead server ends the run anyway)
+      host_end.Reset();  // the server's copy is the one that counts
+      return true;
+    }
 
    private:
     RunnerLoop& loop_;

@@ -29,6 +29,10 @@
 //     {"type":"pong","id":N}
 //     {"type":"bridge","id":N,"frame":"<JSON text>"}        (code mode)
 //     {"type":"bridge_error","id":N,"message":"..."}
+//     {"type":"bridge_socket","id":N}  (code mode with pass_bridge_sockets:
+//                                       the run's bridge socket rides along
+//                                       as SCM_RIGHTS; the server reads and
+//                                       answers its frames, none are relayed)
 //     {"type":"session","id":N,"ok":true|false,"code"?:"NOT_FOUND","message"?:"..."}
 // A "run" whose request has a session_id runs a cell in that session.
 // A code-mode run (request.code_mode) relays its program's bridge frames
@@ -59,6 +63,12 @@ struct RunnerOptions {
   // limit, this guards against a confused peer. Over it: "busy" results.
   size_t max_concurrent_runs = 64;
   size_t max_frame_bytes = kDefaultMaxFrameBytes;
+  // Hand each code-mode program's bridge socket to the server
+  // ("bridge_socket", the descriptor attached) instead of relaying its
+  // frames: only where the channel is an AF_UNIX socket to an airlock
+  // server that takes descriptors (`airlock runner`, spawned by `airlock
+  // serve`). A runner host's channel (gRPC) cannot carry them.
+  bool pass_bridge_sockets = false;
   std::string version = AIRLOCK_VERSION;
 };
 

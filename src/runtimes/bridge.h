@@ -27,6 +27,8 @@
 #include <functional>
 #include <string>
 
+#include "base/unique_fd.h"
+
 namespace airlock::runtimes {
 
 inline constexpr size_t kBridgeMaxFrameBytes = size_t{2} << 20;  // 2 MiB
@@ -47,6 +49,17 @@ class BridgeHandler {
 
   // The channel broke or carried an oversized frame; the run is ending.
   virtual void OnBridgeError(const std::string& message) { (void)message; }
+
+  // Offered once, before any frame: the executor's end of the program's
+  // bridge socket. A handler that takes it (moves it out and returns true)
+  // reads and answers the program's frames itself, and the executor relays
+  // nothing: the runner process hands the socket to the MCP server so
+  // frames skip a hop (runner/runner_loop.h, "bridge_socket"). The
+  // default keeps the executor relaying.
+  virtual bool TakeSocket(UniqueFd& host_end) {
+    (void)host_end;
+    return false;
+  }
 };
 
 }  // namespace airlock::runtimes

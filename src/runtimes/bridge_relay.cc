@@ -53,6 +53,11 @@ BridgeRelay::BridgeRelay(BridgeHandler& handler, UniqueFd host_end, UniqueFd jai
       host_end_(std::move(host_end)),
       jail_end_(std::move(jail_end)),
       outbox_(std::make_shared<Outbox>()) {
+  if (handler_.TakeSocket(host_end_)) {
+    host_end_.Reset();  // whatever the handler left is not ours to read
+    handed_over_ = true;
+    return;
+  }
   reader_ = std::thread([this] { ReadLoop(); });
   writer_ = std::thread([this, outbox = outbox_, fd = host_end_.get()] {
     std::string frame;
@@ -96,9 +101,10 @@ void BridgeRelay::Finish() {
   // (what is buffered is still read first, then EOF).
   if (jail_end_) {
     shutdown(jail_end_.get(), SHUT_WR);
-  } else {
+  } else if (host_end_) {
     shutdown(host_end_.get(), SHUT_RD);
   }
+  if (handed_over_) return;  // no threads here
   if (reader_.joinable()) reader_.join();
   shutdown(host_end_.get(), SHUT_RDWR);  // unblocks a writer stuck on a full buffer
   outbox_->Close();

@@ -14,7 +14,12 @@
 //
 // Finish() (also run by the destructor) shuts the program's side down for
 // writing, drains the frames still buffered, then stops both threads; later
-// replies are dropped. The program never sees anything of airlock but this
+// replies are dropped.
+//
+// When the handler takes the socket (BridgeHandler::TakeSocket, offered by
+// Start and Adopt), the relay starts no threads: it only keeps the jail end
+// for the program, and Finish shuts that down for writing, so whoever took
+// the socket reads what is buffered and then end of stream. The program never sees anything of airlock but this
 // socket: no secrets, no other runs' frames.
 #ifndef AIRLOCK_RUNTIMES_BRIDGE_RELAY_H_
 #define AIRLOCK_RUNTIMES_BRIDGE_RELAY_H_
@@ -51,6 +56,10 @@ class BridgeRelay {
   // See above. Idempotent.
   void Finish();
 
+  // Whether the handler took the socket (BridgeHandler::TakeSocket): the
+  // relay then starts no threads and reads nothing.
+  bool handed_over() const { return handed_over_; }
+
  private:
   struct Outbox;  // the reply queue, shared with the handler's ReplyFns
   BridgeRelay(BridgeHandler& handler, UniqueFd host_end, UniqueFd jail_end);
@@ -63,6 +72,7 @@ class BridgeRelay {
   std::thread reader_;
   std::thread writer_;
   bool finished_ = false;
+  bool handed_over_ = false;
 };
 
 }  // namespace airlock::runtimes

@@ -112,6 +112,7 @@ class FakeExecutor : public runtimes::CodeExecutor {
     r.status = RunStatus::kOk;
     r.exit_code = 0;
     r.stdout_text = replies.dump();
+    r.message = (*relay)->handed_over() ? "handed over" : "relayed";
     return r;
   }
 
@@ -133,7 +134,7 @@ class FakeExecutor : public runtimes::CodeExecutor {
 };
 
 // A spawn function: fork this test binary and serve RunnerMain in the child.
-StatusOr<SpawnedRunner> ForkFakeRunner() {
+StatusOr<SpawnedRunner> ForkFakeRunner(RunnerOptions options = {}) {
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return ErrnoError("socketpair");
   const pid_t parent = getpid();
@@ -148,7 +149,7 @@ StatusOr<SpawnedRunner> ForkFakeRunner() {
     if (keep > 3) close_range(3, keep - 1, 0);
     close_range(keep + 1, ~0U, 0);
     FakeExecutor executor;
-    _exit(RunnerMain(keep, executor, RunnerOptions{}));
+    _exit(RunnerMain(keep, executor, options));
   }
   close(sv[1]);
   return SpawnedRunner(UniqueFd(sv[0]), pid);
@@ -156,7 +157,7 @@ StatusOr<SpawnedRunner> ForkFakeRunner() {
 
 RunnerClientOptions FakeOptions() {
   RunnerClientOptions o;
-  o.spawn = ForkFakeRunner;
+  o.spawn = [] { return ForkFakeRunner(); };
   o.max_concurrent = 4;
   o.max_queue = 4;
   return o;
@@ -232,6 +233,45 @@ TEST(RunnerFrameTest, RoundTripsFramesInOrder) {
   writer.join();
   ASSERT_TRUE(got.ok());
   EXPECT_EQ(*got, big);
+}
+
+// A descriptor rides with its frame: a reader that asks gets it
+// (close-on-exec) with that frame and no other; one that does not ask
+// never holds it (the kernel closes it), so its peer sees end of stream.
+TEST(RunnerFrameTest, ADescriptorTravelsWithItsFrameOnlyToAReaderThatAsks) {
+  SocketPair sp;
+  int pipe_fds[2];
+  ASSERT_EQ(pipe2(pipe_fds, O_CLOEXEC | O_NONBLOCK), 0);  // a leaked write end: EAGAIN, not a hang
+  UniqueFd read_end(pipe_fds[0]), write_end(pipe_fds[1]);
+  ASSERT_TRUE(WriteJsonFrame(sp.a.get(), {{"n", 1}}).ok());
+  ASSERT_TRUE(WriteJsonFrameWithFd(sp.a.get(), {{"n", 2}}, write_end.get()).ok());
+  ASSERT_TRUE(WriteJsonFrame(sp.a.get(), {{"n", 3}}).ok());
+  std::vector<UniqueFd> got;
+  StatusOr<Json> one = ReadJsonFrame(sp.b.get(), kDefaultMaxFrameBytes, &got);
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ((*one)["n"], 1);
+  EXPECT_TRUE(got.empty());
+  StatusOr<Json> two = ReadJsonFrame(sp.b.get(), kDefaultMaxFrameBytes, &got);
+  ASSERT_TRUE(two.ok());
+  EXPECT_EQ((*two)["n"], 2);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_TRUE(fcntl(got[0].get(), F_GETFD) & FD_CLOEXEC);
+  ASSERT_EQ(write(got[0].get(), "z", 1), 1);  // the very pipe
+  char c = 0;
+  ASSERT_EQ(read(read_end.get(), &c, 1), 1);
+  EXPECT_EQ(c, 'z');
+  StatusOr<Json> three = ReadJsonFrame(sp.b.get(), kDefaultMaxFrameBytes, &got);
+  ASSERT_TRUE(three.ok());
+  EXPECT_EQ(got.size(), 1u);
+  got.clear();
+
+  // A reader that does not ask: the descriptor is dropped with the frame.
+  ASSERT_TRUE(WriteJsonFrameWithFd(sp.a.get(), {{"n", 4}}, write_end.get()).ok());
+  write_end.Reset();
+  StatusOr<Json> four = ReadJsonFrame(sp.b.get());
+  ASSERT_TRUE(four.ok());
+  EXPECT_EQ((*four)["n"], 4);
+  EXPECT_EQ(read(read_end.get(), &c, 1), 0) << "no copy of the pipe's write end is left open";
 }
 
 TEST(RunnerFrameTest, InvalidUtf8IsReplacedNotThrown) {
@@ -952,6 +992,41 @@ TEST(RunnerBridgeTest, FramesTravelBothWaysThroughTheRunnerProcess) {
   ASSERT_EQ(frames.size(), 6u);  // 5 calls + the final result, in order
   EXPECT_EQ(Json::parse(frames[0])["id"], 1);
   EXPECT_EQ(Json::parse(frames[5]), (Json{{"op", "result"}, {"value", "done"}}));
+}
+
+// As `airlock runner` serves the local server: the runner hands the bridge
+// socket over ("bridge_socket" with SCM_RIGHTS) and the client reads the
+// program's frames itself; the run is the same to both ends.
+TEST(RunnerBridgeTest, AHandedOverBridgeSocketCarriesTheSameFrames) {
+  RunnerClientOptions options = FakeOptions();
+  options.spawn = [] { return ForkFakeRunner(RunnerOptions{.pass_bridge_sockets = true}); };
+  RunnerClient client(options);
+  for (int round = 0; round < 3; ++round) {
+    RecordingBridge bridge;
+    RunRequest req = Request("calls 5", "javascript");
+    req.code_mode = true;
+    CancelToken cancel;
+    RunResult r = client.Run(req, nullptr, cancel, &bridge);
+    ASSERT_EQ(r.status, RunStatus::kOk) << r.message;
+    EXPECT_EQ(r.message, "handed over");
+    Json replies = Json::parse(r.stdout_text);
+    ASSERT_EQ(replies.size(), 5u) << r.stdout_text;
+    for (const Json& reply : replies) EXPECT_EQ(reply["result"].get<int>(), reply["id"].get<int>() * 10);
+    // Every frame, the final one included, reached the handler before Run returned.
+    std::vector<std::string> frames = bridge.Frames();
+    ASSERT_EQ(frames.size(), 6u);
+    EXPECT_EQ(Json::parse(frames[5]), (Json{{"op", "result"}, {"value", "done"}}));
+  }
+  // Without the option (a runner host's channel) the frames are relayed.
+  RunnerClient relayed(FakeOptions());
+  RecordingBridge bridge;
+  RunRequest req = Request("calls 2", "javascript");
+  req.code_mode = true;
+  CancelToken cancel;
+  RunResult r = relayed.Run(req, nullptr, cancel, &bridge);
+  ASSERT_EQ(r.status, RunStatus::kOk) << r.message;
+  EXPECT_EQ(r.message, "relayed");
+  EXPECT_EQ(bridge.Frames().size(), 3u);
 }
 
 TEST(RunnerBridgeTest, CodeModeWithoutABridgeIsRefusedBeforeTheRunner) {
