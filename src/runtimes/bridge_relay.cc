@@ -2,40 +2,95 @@
 
 #include <sys/socket.h>
 
+#include <cerrno>
+#include <cstdint>
+
 #include "base/frame.h"
 
 namespace airlock::runtimes {
 
-// Replies waiting to be written. Shared with the ReplyFns handed to the
-// handler, which may outlive the relay: after close, Push drops frames.
+// Replies on their way to the program. Shared with the ReplyFns handed to
+// the handler, which may outlive the relay: after Close, Push drops frames.
+//
+// A reply goes out at once from the replying thread (a non-blocking send)
+// when nothing is queued or being written; otherwise, or for what a full
+// socket did not take, it waits in order for the writer thread. So the
+// usual reply costs no thread wake-up, and a program that stops reading
+// still cannot block the handler.
 struct BridgeRelay::Outbox {
   std::mutex mu;
   std::condition_variable cv;
-  std::deque<std::string> frames;
+  std::deque<std::string> chunks;  // framed bytes; the front may be a frame's unsent tail
   bool closed = false;
+  bool writing = false;  // the writer thread is sending a chunk (outside the lock)
+  int fd = -1;           // the relay's end; valid until Close
 
-  void Push(std::string frame) {
+  void Push(const std::string& frame) {
+    if (frame.size() > kBridgeMaxFrameBytes) {
+      Close();  // as a failed write: the program gets no more replies
+      return;
+    }
+    std::string bytes(4, '\0');
+    const uint32_t len = static_cast<uint32_t>(frame.size());
+    bytes[0] = static_cast<char>(len >> 24);
+    bytes[1] = static_cast<char>(len >> 16);
+    bytes[2] = static_cast<char>(len >> 8);
+    bytes[3] = static_cast<char>(len);
+    bytes += frame;
     std::lock_guard<std::mutex> lock(mu);
     if (closed) return;
-    frames.push_back(std::move(frame));
+    if (chunks.empty() && !writing) {
+      ssize_t n;
+      do {
+        n = send(fd, bytes.data(), bytes.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+      } while (n < 0 && errno == EINTR);
+      if (n == static_cast<ssize_t>(bytes.size())) return;
+      if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+        closed = true;  // the program is gone
+        return;
+      }
+      if (n > 0) bytes.erase(0, static_cast<size_t>(n));
+    }
+    chunks.push_back(std::move(bytes));
     cv.notify_one();
   }
   void Close() {
     std::lock_guard<std::mutex> lock(mu);
     closed = true;
-    frames.clear();
+    chunks.clear();
     cv.notify_all();
   }
-  // Blocks for the next frame; nullopt once closed.
+  // Blocks for the next chunk and marks it being written; false once closed.
   bool Pop(std::string* out) {
     std::unique_lock<std::mutex> lock(mu);
-    cv.wait(lock, [&] { return closed || !frames.empty(); });
+    cv.wait(lock, [&] { return closed || !chunks.empty(); });
     if (closed) return false;
-    *out = std::move(frames.front());
-    frames.pop_front();
+    *out = std::move(chunks.front());
+    chunks.pop_front();
+    writing = true;
     return true;
   }
+  void Written() {
+    std::lock_guard<std::mutex> lock(mu);
+    writing = false;
+  }
 };
+
+namespace {
+
+// Sends all of `bytes` (blocking); false when the program is gone.
+bool SendAll(int fd, const std::string& bytes) {
+  size_t sent = 0;
+  while (sent < bytes.size()) {
+    ssize_t n = send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    sent += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+}  // namespace
 
 StatusOr<std::unique_ptr<BridgeRelay>> BridgeRelay::Start(BridgeHandler& handler) {
   int sv[2];
@@ -58,12 +113,17 @@ BridgeRelay::BridgeRelay(BridgeHandler& handler, UniqueFd host_end, UniqueFd jai
     handed_over_ = true;
     return;
   }
+  outbox_->fd = host_end_.get();
   reader_ = std::thread([this] { ReadLoop(); });
-  writer_ = std::thread([this, outbox = outbox_, fd = host_end_.get()] {
-    std::string frame;
-    while (outbox->Pop(&frame)) {
+  writer_ = std::thread([outbox = outbox_, fd = host_end_.get()] {
+    std::string chunk;
+    while (outbox->Pop(&chunk)) {
       // A failed write means the program is gone; Finish() closes the box.
-      if (!WriteFrame(fd, frame, kBridgeMaxFrameBytes).ok()) break;
+      if (!SendAll(fd, chunk)) {
+        outbox->Close();  // later replies are dropped, not queued for nobody
+        break;
+      }
+      outbox->Written();
     }
   });
 }

@@ -3,9 +3,11 @@
 // It owns a socketpair: one end becomes fd 3 of the jailed program, the other
 // is read by a reader thread that hands each frame (length-prefixed, at most
 // kBridgeMaxFrameBytes) to the run's BridgeHandler, and written by a writer
-// thread that sends the handler's replies back in order. Replies never block
-// the caller (they are queued), so a program that stops reading cannot stall
-// the runner or the server.
+// thread that sends the handler's replies back in order. A reply is sent
+// at once from the replying thread with a non-blocking send when nothing is
+// queued (no thread wake-up); otherwise it is queued for the writer. Replies
+// never block the caller, so a program that stops reading cannot stall the
+// runner or the server.
 //
 //   AIRLOCK_ASSIGN_OR_RETURN(auto relay, BridgeRelay::Start(handler));
 //   exec.bridge_fd = relay->jail_end();      // passed into the jail
