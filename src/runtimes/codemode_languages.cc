@@ -27,6 +27,11 @@ std::vector<LanguageSpec> CodeModeLanguages(const std::string& airlock_js_path) 
     js.prestart_argv = {kJailAirlockJsPath, "--bridge-fd", "3", "--resume-fd", "4", "--heap-mb", "{heap_mb}",
                         "main.js"};
     js.prestart_takes_timeout = true;
+    // Sessions (open_session mode "codemode"): the engine's session loop
+    // with `tools`; each cell's bridge comes with its turn.
+    js.session_argv = {kJailAirlockJsPath, "--session", "--control-fd", "3", "--heap-mb", "{heap_mb}",
+                       "--code-mode", "1"};
+    js.session_stdin = false;
     js.binds = {{airlock_js_path, false, kJailAirlockJsPath}};
     js.max_pids = 16;
     js.code_mode = true;

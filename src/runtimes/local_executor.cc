@@ -203,6 +203,12 @@ const LanguageSpec* LocalExecutor::Find(const std::string& name, bool code_mode,
   return nullptr;
 }
 
+const LanguageSpec* LocalExecutor::FindCodeMode(const std::string& name) const {
+  for (const auto& l : languages_)
+    if (l.name == name && l.code_mode) return &l;
+  return nullptr;
+}
+
 std::vector<LanguageInfo> LocalExecutor::Languages() {
   std::vector<LanguageInfo> out;
   std::lock_guard<std::mutex> lock(versions_mu_);
@@ -549,7 +555,9 @@ RunResult LocalExecutor::RunInJail(const LanguageSpec& spec, const RunRequest& r
 namespace airlock::runtimes {
 
 Status LocalExecutor::OpenSession(const SessionSpec& spec) {
-  const LanguageSpec* lang = Find(spec.language, spec.code_mode, spec.isolation);
+  // A code-mode runtime is one per language (the tier is the runtime's own:
+  // javascript's engine is the WASM tier's, in a native jail).
+  const LanguageSpec* lang = spec.code_mode ? FindCodeMode(spec.language) : Find(spec.language, false, spec.isolation);
   if (lang != nullptr) {
     AIRLOCK_ASSIGN_OR_RETURN(lang, WithPackages(lang, spec.packages));
   }

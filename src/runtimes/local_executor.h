@@ -66,6 +66,8 @@ class LocalExecutor : public CodeExecutor {
 
   const LanguageSpec* Find(const std::string& name, bool code_mode = false,
                            const std::string& isolation = "native") const;
+  // The code-mode runtime of `name` (one per language), or null.
+  const LanguageSpec* FindCodeMode(const std::string& name) const;
 
   // From now on runs take pre-created jails from a pool (jail_pool.h) when
   // one of their exact shape is ready, else create one as before. The

@@ -145,6 +145,35 @@ rows + more`);
     await call(client, 'close_session', { session_id: s.session_id });
   });
 
+  it('javascript: what a cell keeps in globals is there in the next (the embedded engine)', async () => {
+    const client = await connectAs('rita');
+    const r = await call(client, 'open_session', { language: 'javascript', mode: 'codemode' });
+    assert.notEqual(r.isError, true, describeResult(r));
+    const s = r.structuredContent;
+    assert.equal(s.isolation, 'wasm');
+    const jsCell = async (code) => {
+      const out = await call(client, 'execute', { language: 'javascript', code, session_id: s.session_id });
+      assert.notEqual(out.isError, true, describeResult(out));
+      return out.structuredContent;
+    };
+    const first = await jsCell(
+      'globalThis.rows = await Promise.all([0, 1, 2].map((i) => tools.call("test.echo", {text: "row " + i})));\nrows.length');
+    assert.equal(first.result, 3);
+    assert.equal(first.calls.total, 3);
+    const second = await jsCell('rows.map((r) => r.toUpperCase())');
+    assert.deepEqual(second.result, ['ROW 0', 'ROW 1', 'ROW 2']);
+    assert.equal(second.calls.total, 0);
+    const third = await jsCell('tools.call("test.echo", {text: rows[2]})');  // a promise value is awaited
+    assert.equal(third.result, 'row 2');
+    const denied = await call(client, 'execute', { language: 'javascript', session_id: s.session_id,
+      code: 'await tools.call("test.write_note", {key: "k", text: "t"})' });
+    assert.equal(denied.isError, true);
+    assert.equal(denied.structuredContent.calls.denied, 1);
+    const after = await jsCell('rows.length');
+    assert.equal(after.result, 3, 'a failed cell keeps the session');
+    await call(client, 'close_session', { session_id: s.session_id });
+  });
+
   it('governance and limits apply per cell; a failing cell does not lose the session', async () => {
     const client = await connectAs('rita');
     const s = await open(client);
@@ -281,9 +310,9 @@ out`);
 
   it('bad uses get clear errors', async () => {
     const client = await connectAs('rita');
-    const js = await call(client, 'open_session', { language: 'javascript', mode: 'codemode' });
-    assert.equal(js.isError, true);
-    assert.match(textOf(js), /code-mode sessions run python/);
+    const rb = await call(client, 'open_session', { language: 'ruby', mode: 'codemode' });
+    assert.equal(rb.isError, true);
+    assert.match(textOf(rb), /code-mode sessions run javascript or python/);
     const bad = await call(client, 'open_session', { language: 'python', mode: 'notebook' }).catch((e) => e);
     assert.ok(bad instanceof Error || bad.isError === true, String(bad));
 

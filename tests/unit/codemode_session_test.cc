@@ -62,7 +62,9 @@ class CodeModeSessionTest : public ::testing::Test {
     ASSERT_TRUE(host.ok()) << host.status().ToString();
     host_ = std::move(host).value().release();
     std::vector<LanguageSpec> languages = BuiltinLanguages();
-    for (LanguageSpec& l : CodeModeLanguages("")) languages.push_back(std::move(l));
+    for (LanguageSpec& l : CodeModeLanguages(std::string(AIRLOCK_BINARY_DIR) + "/airlock-js")) {
+      languages.push_back(std::move(l));
+    }
     auto ex = LocalExecutor::Create(*host_, {}, std::move(languages));
     ASSERT_TRUE(ex.ok()) << ex.status().ToString();
     executor_ = std::move(ex).value().release();
@@ -74,10 +76,10 @@ class CodeModeSessionTest : public ::testing::Test {
     host_ = nullptr;
   }
 
-  std::string Open(bool code_mode = true) {
+  std::string Open(bool code_mode = true, const std::string& language = "python") {
     const std::string id = "s_cm_" + std::to_string(next_++);
     Status st = executor_->OpenSession(
-        {.id = id, .language = "python", .cpu_budget_ms = 60'000, .code_mode = code_mode});
+        {.id = id, .language = language, .cpu_budget_ms = 60'000, .code_mode = code_mode});
     EXPECT_TRUE(st.ok()) << st.ToString();
     return id;
   }
@@ -184,6 +186,47 @@ for fd in kept:
   EXPECT_TRUE(executor_->CloseSession(id).ok());
 }
 
+// JavaScript (the embedded engine's session loop with `tools`): what a cell
+// keeps in globals (globalThis, var, top-level let/const of a cell without
+// await) is there in the next; a value that is a promise is awaited.
+TEST_F(CodeModeSessionTest, JavaScriptCellsKeepToolDataInGlobals) {
+  const std::string id = Open(true, "javascript");
+  EchoBridge first;
+  RunResult r = Cell(id, "globalThis.data = await tools.call('t.get', {k: 1});\ndata.n", &first);
+  ASSERT_TRUE(r.ok()) << r.message << r.stderr_text;
+  EXPECT_EQ(first.calls(), 1);
+  EXPECT_EQ(first.final_frame(), json({{"op", "result"}, {"value", 1}}));
+
+  EchoBridge second;
+  r = Cell(id, "var seen = data.echo; seen", &second);
+  ASSERT_TRUE(r.ok()) << r.message << r.stderr_text;
+  EXPECT_EQ(second.final_frame(), json({{"op", "result"}, {"value", {{"k", 1}}}}));
+  EXPECT_EQ(second.calls(), 0);
+
+  EchoBridge third;  // the last expression a promise: awaited
+  r = Cell(id, "tools.call('t.get', {k: seen.k + 1})", &third);
+  ASSERT_TRUE(r.ok()) << r.message << r.stderr_text;
+  EXPECT_EQ(third.final_frame()["value"]["echo"], json({{"k", 2}})) << third.final_frame();
+
+  EchoBridge fourth;
+  r = Cell(id, "throw new TypeError('nope')", &fourth);
+  EXPECT_EQ(r.status, RunStatus::kExitNonzero);
+  EXPECT_EQ(fourth.final_frame().value("op", ""), "result_error") << fourth.final_frame();
+  EXPECT_EQ(fourth.final_frame()["error"].value("name", ""), "TypeError");
+
+  // A request left pending when its cell ended is rejected, not answered
+  // through a later cell's bridge.
+  EchoBridge fifth;
+  r = Cell(id, "globalThis.left = tools.call('t.get', {k: 5}); 0", &fifth);
+  ASSERT_TRUE(r.ok()) << r.message << r.stderr_text;
+  EchoBridge sixth;
+  r = Cell(id, "await left.then(() => 'answered', (e) => e.code)", &sixth);
+  ASSERT_TRUE(r.ok()) << r.message << r.stderr_text;
+  EXPECT_EQ(sixth.final_frame(), json({{"op", "result"}, {"value", "E_BRIDGE_PROTOCOL"}}));
+  EXPECT_EQ(sixth.calls(), 0);
+  EXPECT_TRUE(executor_->CloseSession(id).ok());
+}
+
 TEST_F(CodeModeSessionTest, RefusesCellsOfTheWrongKind) {
   const std::string code_mode = Open();
   EchoBridge bridge;
@@ -204,7 +247,7 @@ TEST_F(CodeModeSessionTest, RefusesCellsOfTheWrongKind) {
   EXPECT_TRUE(executor_->CloseSession(code_mode).ok());
   EXPECT_TRUE(executor_->CloseSession(plain).ok());
 
-  // Code mode has sessions for python only.
+  // Code mode has sessions for javascript and python only.
   Status st = executor_->OpenSession({.id = "s_cm_ruby", .language = "ruby", .code_mode = true});
   EXPECT_EQ(st.code(), StatusCode::kNotFound) << st.ToString();
 }

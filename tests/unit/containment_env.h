@@ -39,7 +39,9 @@ class ContainmentEnv {
     host_ = std::move(host).value();
     std::vector<runtimes::LanguageSpec> languages = runtimes::BuiltinLanguages();
     // Code mode's Python (its sessions: session_containment_test.cc).
-    for (runtimes::LanguageSpec& l : runtimes::CodeModeLanguages("")) languages.push_back(std::move(l));
+    for (runtimes::LanguageSpec& l : runtimes::CodeModeLanguages(std::string(AIRLOCK_BINARY_DIR) + "/airlock-js")) {
+      languages.push_back(std::move(l));
+    }
     if (wasm_tier) {
       for (runtimes::LanguageSpec& l : runtimes::WasmTierLanguages(std::string(AIRLOCK_BINARY_DIR) + "/airlock-js",
                                                                    runtimes::DefaultWasmCacheDir())) {

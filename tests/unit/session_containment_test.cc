@@ -50,7 +50,8 @@ class SessionCellExecutor : public runtimes::CodeExecutor {
 
   runtimes::RunResult Run(const runtimes::RunRequest& request, const runtimes::ProgressFn& progress,
                           CancelToken& cancel, runtimes::BridgeHandler* bridge) override {
-    const runtimes::LanguageSpec* spec = inner_.Find(request.language, code_mode_, request.isolation);
+    const runtimes::LanguageSpec* spec =
+        code_mode_ ? inner_.FindCodeMode(request.language) : inner_.Find(request.language, false, request.isolation);
     if (spec == nullptr || spec->session_argv.empty() || !request.args.empty() || request.code_mode ||
         (!spec->session_stdin && !request.stdin_data.empty())) {
       return inner_.Run(request, progress, cancel, bridge);
@@ -146,6 +147,11 @@ std::vector<SelftestCase> CodeModeSessionCases() {
         c.stdin_data.empty()) {
       out.push_back(c);
     }
+  }
+  // JavaScript's code-mode sessions are the embedded engine's: the WASM
+  // tier's JavaScript cases (the same engine, with `tools`).
+  for (const SelftestCase& c : WasmTierContainmentCases()) {
+    if (c.language == "javascript" && !ScriptOnly(c) && c.stdin_data.empty()) out.push_back(c);
   }
   return out;
 }

@@ -284,6 +284,28 @@ JsEngine::WaitResult BridgeClient::Wait(std::optional<Clock::time_point> deadlin
   return JsEngine::WaitResult::kProgress;
 }
 
+void BridgeClient::RejectPending(const std::string& why) {
+  JSContext* cx = engine_.cx();
+  std::map<int64_t, std::unique_ptr<JS::PersistentRootedObject>> pending = std::move(pending_);
+  pending_.clear();
+  for (auto& [id, root] : pending) {
+    JS::RootedObject promise(cx, *root);
+    if (!RejectWithToolError(cx, promise, "E_BRIDGE_PROTOCOL", why)) JS_ClearPendingException(cx);
+  }
+}
+
+void BridgeClient::Rebind(UniqueFd fd) {
+  RejectPending("the bridge of an earlier cell is closed");
+  fd_ = std::move(fd);
+  failure_ = fd_ ? OkStatus() : Unavailable("no bridge came with this cell");
+}
+
+void BridgeClient::Unbind(const std::string& why) {
+  RejectPending(why);
+  fd_.Reset();
+  failure_ = Unavailable(why);
+}
+
 Status BridgeClient::SendResult(const std::string& value_json) {
   std::string frame = "{\"op\":\"result\",\"value\":" + value_json + "}";
   if (frame.size() > kBridgeMaxFrameBytes) {

@@ -62,6 +62,14 @@ class BridgeClient {
   // Why the bridge failed (E_BRIDGE_PROTOCOL); OK while it works.
   const Status& failure() const { return failure_; }
 
+  // Sessions (a code-mode session: one bridge per cell). Rebind makes `fd`
+  // the bridge of the cell that runs now; Unbind ends it (the descriptor is
+  // closed, requests fail with E_BRIDGE_PROTOCOL and `why` until the next
+  // Rebind). Either way, requests still pending from before are rejected
+  // with E_BRIDGE_PROTOCOL.
+  void Rebind(UniqueFd fd);
+  void Unbind(const std::string& why);
+
   // The end-of-run frames. `value_json` must be one JSON value.
   Status SendResult(const std::string& value_json);
   Status SendResultError(const ErrorInfo& error);
@@ -82,6 +90,8 @@ class BridgeClient {
                            const std::string& message);
   // Applies one reply frame.
   Status HandleReply(const std::string& payload);
+  // Rejects every pending request with E_BRIDGE_PROTOCOL: `why`.
+  void RejectPending(const std::string& why);
 
   JsEngine& engine_;
   UniqueFd fd_;

@@ -1,13 +1,17 @@
 #include "engine/js/js_session.h"
 
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include <js/CompilationAndEvaluation.h>
 #include <js/Exception.h>
@@ -15,8 +19,10 @@
 #include <js/SourceText.h>
 #include <jsapi.h>
 
+#include "engine/js/bridge_client.h"
 #include "engine/js/js_console.h"
 #include "engine/js/js_errors.h"
+#include "engine/js/js_json.h"
 #include "engine/js/write_all.h"
 
 namespace airlock::engine::js {
@@ -26,10 +32,15 @@ constexpr int kExitUsage = 2;
 constexpr int kExitOutOfMemory = 3;
 constexpr size_t kMaxCellBytes = 64u << 20;
 
-// The control channel's bytes, read as they are needed.
+// The control channel's bytes, read as they are needed; with `keep_fds`
+// (a code-mode session), read with recvmsg, keeping the descriptors that
+// come along (a cell's bridge arrives with its turn's first bytes).
 class ControlReader {
  public:
-  explicit ControlReader(int fd) : fd_(fd) {}
+  ControlReader(int fd, bool keep_fds) : fd_(fd), keep_fds_(keep_fds) {}
+
+  // The descriptors received so far, handed over.
+  std::vector<UniqueFd> TakeFds() { return std::exchange(fds_, {}); }
 
   // The next line without its '\n'; nullopt at the end of the stream.
   std::optional<std::string> Line() {
@@ -57,7 +68,27 @@ class ControlReader {
     char chunk[65536];
     ssize_t n;
     do {
-      n = ::read(fd_, chunk, sizeof chunk);
+      if (!keep_fds_) {
+        n = ::read(fd_, chunk, sizeof chunk);
+        continue;
+      }
+      iovec iov{chunk, sizeof chunk};
+      alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 4)];
+      msghdr msg{};
+      msg.msg_iov = &iov;
+      msg.msg_iovlen = 1;
+      msg.msg_control = control;
+      msg.msg_controllen = sizeof control;
+      n = ::recvmsg(fd_, &msg, MSG_CMSG_CLOEXEC);
+      if (n < 0) continue;
+      for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+        for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); ++i) {
+          int one;
+          std::memcpy(&one, CMSG_DATA(c) + i * sizeof(int), sizeof one);
+          fds_.emplace_back(one);
+        }
+      }
     } while (n < 0 && errno == EINTR);
     if (n <= 0) return false;
     buf_.append(chunk, static_cast<size_t>(n));
@@ -65,7 +96,9 @@ class ControlReader {
   }
 
   int fd_;
+  bool keep_fds_;
   std::string buf_;
+  std::vector<UniqueFd> fds_;
 };
 
 // Prints `value` as console.log would.
@@ -93,15 +126,67 @@ bool WantsAsyncBody(JSContext* cx, std::string_view code) {
 
 enum class CellEnd { kOk, kError, kStopped };
 
-// Runs one cell; prints its value or its uncaught exception.
-CellEnd RunCell(JsEngine& engine, const std::string& code, const std::string& name) {
+// How a cell ended, for a code-mode session's final frame: its value as
+// JSON ("null" when it has none) or its error.
+struct CellOutcome {
+  std::string value_json = "null";
+  std::optional<ErrorInfo> error;
+};
+
+// The cell's value as JSON, or "null" when it has no JSON form.
+std::string ValueJson(JSContext* cx, JS::HandleValue value) {
+  std::optional<std::string> json;
+  if (!ToJson(cx, value, &json)) {
+    JS_ClearPendingException(cx);
+    return "null";
+  }
+  return json ? *json : "null";
+}
+
+// Runs one cell; prints its value or its uncaught exception. `bridge` (a
+// code-mode session): tool requests are answered while the cell awaits
+// them, and a cell whose value is a promise is awaited; `outcome` gets
+// what the final frame says.
+CellEnd RunCell(JsEngine& engine, const std::string& code, const std::string& name, BridgeClient* bridge,
+                CellOutcome* outcome) {
   JSContext* cx = engine.cx();
+  JsEngine::WaitHook wait;
+  if (bridge != nullptr) {
+    wait = [bridge](std::optional<Clock::time_point> deadline) { return bridge->Wait(deadline); };
+  }
   auto uncaught = [&]() {
     if (engine.stop_reason() != StopReason::kNone) return CellEnd::kStopped;
     std::optional<ErrorInfo> error = TakePendingError(cx);
     if (!error) return engine.stop_reason() != StopReason::kNone ? CellEnd::kStopped : CellEnd::kError;
     WriteAll(2, FormatUncaught(*error));
+    outcome->error = std::move(error);
     return CellEnd::kError;
+  };
+  // Drives `promise` to its end; its result (or rejection) becomes the cell's.
+  auto settle = [&](JS::HandleObject promise, JS::MutableHandleValue value) -> std::optional<CellEnd> {
+    switch (engine.RunUntilSettled(promise, wait)) {
+      case JsEngine::LoopResult::kSettled:
+        break;
+      case JsEngine::LoopResult::kWaitFailed:
+        WriteAll(2, "Uncaught ToolError: E_BRIDGE_PROTOCOL: " + bridge->failure().message() + "\n");
+        outcome->error = ErrorInfo{"E_BRIDGE_PROTOCOL", bridge->failure().message(), ""};
+        return CellEnd::kError;
+      case JsEngine::LoopResult::kNeverSettled:
+        WriteAll(2, "Uncaught Error: the cell awaits a promise that nothing can settle\n");
+        outcome->error = ErrorInfo{"E_NEVER_SETTLED", "the cell awaits a promise that nothing can settle", ""};
+        return CellEnd::kError;
+      default:
+        return CellEnd::kStopped;
+    }
+    value.set(JS::GetPromiseResult(promise));
+    if (JS::GetPromiseState(promise) == JS::PromiseState::Rejected) {
+      JS::RootedObject site(cx, JS::GetPromiseResolutionSite(promise));
+      ErrorInfo error = DescribeError(cx, value, site);
+      WriteAll(2, FormatUncaught(error));
+      outcome->error = std::move(error);
+      return CellEnd::kError;
+    }
+    return std::nullopt;
   };
   JS::CompileOptions opts(cx);
   opts.setFileAndLine(name.c_str(), 1);
@@ -111,8 +196,15 @@ CellEnd RunCell(JsEngine& engine, const std::string& code, const std::string& na
   JS::RootedValue value(cx);
   if (script) {
     if (!JS_ExecuteScript(cx, script, &value)) return uncaught();
+    JS::RootedObject maybe_promise(cx, value.isObject() ? &value.toObject() : nullptr);
+    if (bridge != nullptr && maybe_promise && JS::IsPromiseObject(maybe_promise)) {
+      // Code mode: `tools.call(...)` as the last expression is awaited.
+      JS::RootedObject promise(cx, &value.toObject());
+      if (std::optional<CellEnd> end = settle(promise, &value)) return *end;
+    }
     // The value first, then the promise jobs the cell queued (as a REPL).
     if (!value.isUndefined()) Show(cx, engine.global(), value);
+    if (bridge != nullptr) outcome->value_json = ValueJson(cx, value);
     engine.RunJobs();
     return engine.stop_reason() != StopReason::kNone ? CellEnd::kStopped : CellEnd::kOk;
   } else {
@@ -120,30 +212,17 @@ CellEnd RunCell(JsEngine& engine, const std::string& code, const std::string& na
     JS_ClearPendingException(cx);
     JS::RootedObject promise(cx);
     if (!engine.StartAsyncBody(code, name.c_str(), &promise)) return uncaught();
-    switch (engine.RunUntilSettled(promise, {})) {
-      case JsEngine::LoopResult::kSettled:
-        break;
-      case JsEngine::LoopResult::kNeverSettled:
-        WriteAll(2, "Uncaught Error: the cell awaits a promise that nothing can settle\n");
-        return CellEnd::kError;
-      default:
-        return CellEnd::kStopped;
-    }
-    value.set(JS::GetPromiseResult(promise));
-    if (JS::GetPromiseState(promise) == JS::PromiseState::Rejected) {
-      JS::RootedObject site(cx, JS::GetPromiseResolutionSite(promise));
-      WriteAll(2, FormatUncaught(DescribeError(cx, value, site)));
-      return CellEnd::kError;
-    }
+    if (std::optional<CellEnd> end = settle(promise, &value)) return *end;
   }
   if (!value.isUndefined()) Show(cx, engine.global(), value);
+  if (bridge != nullptr) outcome->value_json = ValueJson(cx, value);
   return engine.stop_reason() != StopReason::kNone ? CellEnd::kStopped : CellEnd::kOk;
 }
 
 }  // namespace
 
-int RunSessionLoop(JsEngine& engine, int control_fd) {
-  ControlReader in(control_fd);
+int RunSessionLoop(JsEngine& engine, int control_fd, BridgeClient* bridge) {
+  ControlReader in(control_fd, bridge != nullptr);
   for (unsigned cell = 1;; ++cell) {
     std::optional<std::string> header = in.Line();
     if (!header) return 0;  // the supervisor closed the channel
@@ -157,7 +236,21 @@ int RunSessionLoop(JsEngine& engine, int control_fd) {
     if (code_len > kMaxCellBytes || stdin_len > kMaxCellBytes) return kExitUsage;
     std::optional<std::string> code = in.Bytes(code_len);
     if (!code || !in.Bytes(stdin_len)) return kExitUsage;  // this tier has no stdin
-    const CellEnd end = RunCell(engine, *code, "<cell " + std::to_string(cell) + ">");
+    if (bridge != nullptr) {
+      // This cell's bridge came with its turn (the first descriptor; any
+      // other is closed here).
+      std::vector<UniqueFd> fds = in.TakeFds();
+      bridge->Rebind(fds.empty() ? UniqueFd() : std::move(fds[0]));
+    }
+    CellOutcome outcome;
+    const CellEnd end = RunCell(engine, *code, "<cell " + std::to_string(cell) + ">", bridge, &outcome);
+    if (bridge != nullptr && end != CellEnd::kStopped) {
+      // One final frame per cell, then the bridge closes: none is open
+      // between cells.
+      Status sent = outcome.error ? bridge->SendResultError(*outcome.error) : bridge->SendResult(outcome.value_json);
+      if (sent.code() == StatusCode::kResourceExhausted) (void)bridge->SendResult("null");
+      bridge->Unbind("the tools bridge is open only while a cell runs");
+    }
     if (end == CellEnd::kStopped) {
       WriteAll(2, engine.stop_reason() == StopReason::kOutOfMemory
                       ? "airlock-js: E_LIMIT_MEMORY: out of memory: the JavaScript heap limit was reached\n"
@@ -175,6 +268,7 @@ int RunSessionLoop(JsEngine& engine, int control_fd) {
 int SessionMain(int argc, char** argv) {
   int control_fd = -1;
   uint64_t heap_mb = 256;
+  bool code_mode = false;
   for (int i = 2; i + 1 < argc; i += 2) {
     const std::string_view flag = argv[i];
     char* end = nullptr;
@@ -187,13 +281,15 @@ int SessionMain(int argc, char** argv) {
       control_fd = static_cast<int>(n);
     } else if (flag == "--heap-mb" && n >= 8 && n <= 4095) {
       heap_mb = n;
+    } else if (flag == "--code-mode" && n <= 1) {
+      code_mode = n == 1;
     } else {
       WriteAll(2, "airlock-js: unknown flag or bad value: " + std::string(flag) + "\n");
       return kExitUsage;
     }
   }
   if (control_fd < 0 || argc % 2 != 0) {
-    WriteAll(2, "usage: airlock-js --session --control-fd N [--heap-mb N]\n");
+    WriteAll(2, "usage: airlock-js --session --control-fd N [--heap-mb N] [--code-mode 1]\n");
     return kExitUsage;
   }
   EngineOptions options;
@@ -207,7 +303,19 @@ int SessionMain(int argc, char** argv) {
     WriteAll(2, "airlock-js: " + st.ToString() + "\n");
     return 1;
   }
-  const int code = RunSessionLoop(**engine, control_fd);
+  // Code mode: `tools` and `ToolError`, with no bridge until a cell brings one.
+  std::unique_ptr<BridgeClient> bridge;
+  if (code_mode) {
+    StatusOr<std::unique_ptr<BridgeClient>> b = BridgeClient::Install(**engine, UniqueFd());
+    if (!b.ok()) {
+      WriteAll(2, "airlock-js: " + b.status().ToString() + "\n");
+      return 1;
+    }
+    bridge = std::move(b).value();
+    bridge->Unbind("the tools bridge is open only while a cell runs");
+  }
+  const int code = RunSessionLoop(**engine, control_fd, bridge.get());
+  bridge.reset();  // before the engine: it holds GC roots
   engine->reset();
   return code;
 }

@@ -23,6 +23,7 @@
 #ifndef AIRLOCK_ENGINE_JS_JS_SESSION_H_
 #define AIRLOCK_ENGINE_JS_JS_SESSION_H_
 
+#include "engine/js/bridge_client.h"
 #include "engine/js/js_engine.h"
 
 namespace airlock::engine::js {
@@ -31,8 +32,13 @@ namespace airlock::engine::js {
 int SessionMain(int argc, char** argv);
 
 // Runs turns read from `control_fd` until it ends (exit 0) or the engine
-// stops (its exit status). The console must be installed.
-int RunSessionLoop(JsEngine& engine, int control_fd);
+// stops (its exit status). The console must be installed. `bridge` (code
+// mode, `--code-mode 1`): each turn's message brings the cell's bridge
+// socket (SCM_RIGHTS); the cell gets `tools` on it, a value that is a
+// promise is awaited, one final frame ({"op":"result","value":V} with the
+// cell's value as JSON, null when it has none, or "result_error") follows
+// the cell, and then the bridge is closed.
+int RunSessionLoop(JsEngine& engine, int control_fd, BridgeClient* bridge = nullptr);
 
 }  // namespace airlock::engine::js
 

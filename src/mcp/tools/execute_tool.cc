@@ -159,8 +159,9 @@ json ExecuteTool::BaseDefinition(const std::set<std::string>& visible) {
           {"session_id",
            {{"type", "string"},
             {"description", "Run the program as the next cell of a code-mode session (open_session with mode "
-                            "\"codemode\", Python): variables persist between cells, so one cell can load "
-                            "tool data into a variable and later cells work on it."}}}}},
+                            "\"codemode\"): Python variables, and JavaScript globals (globalThis, var, a "
+                            "cell's top-level let/const without await), persist between cells, so one cell can "
+                            "load tool data and later cells work on it."}}}}},
         {"required", {"language", "code"}},
         {"additionalProperties", false}}},
       {"annotations",

@@ -85,8 +85,8 @@ json OpenSessionTool::Definition() {
                {{"type", "string"},
                 {"enum", code_mode_ ? json{"interpreter", "codemode"} : json{"interpreter"}},
                 {"description",
-                 code_mode_ ? "\"interpreter\" (default): cells run with run_code. \"codemode\" (python): cells "
-                              "run with execute {language: \"python\", code, session_id} and get `tools` "
+                 code_mode_ ? "\"interpreter\" (default): cells run with run_code. \"codemode\" (javascript or "
+                              "python): cells run with execute {language, code, session_id} and get `tools` "
                               "(search/describe/call of the connected MCP servers), so one cell can load tool data "
                               "into a variable and later cells keep working on it; the bridge is open only while "
                               "a cell runs, and code mode's rules, limits and audit apply to every cell."
@@ -128,16 +128,17 @@ StatusOr<json> OpenSessionTool::Call(const json& args, ToolCallContext& ctx) {
                                 "code-mode sessions need code mode (the execute tool), which this endpoint does not "
                                 "offer");
     }
-    if (request.language != "python") {
-      return SessionErrorResult("invalid_request",
-                                "code-mode sessions run python (code-mode javascript runs in the embedded engine, "
-                                "which keeps no state between programs)");
+    if (request.language != "python" && request.language != "javascript") {
+      return SessionErrorResult("invalid_request", "code-mode sessions run javascript or python, as execute does");
     }
-    if (std::string why = CodeModeTierRefusal(*endpoint_, "python"); !why.empty()) {
+    if (std::string why = CodeModeTierRefusal(*endpoint_, request.language); !why.empty()) {
       return SessionErrorResult("invalid_request", why);
     }
-    if (auto iso = args.find("isolation"); iso != args.end() && *iso != "native") {
-      return SessionErrorResult("invalid_request", "code-mode sessions run in the native tier");
+    // The tier execute runs the language in (javascript: the embedded engine).
+    const std::string tier = CodeModeTierOf(request.language);
+    if (auto iso = args.find("isolation"); iso != args.end() && *iso != tier) {
+      return SessionErrorResult("invalid_request",
+                                "code-mode " + request.language + " sessions run in the " + tier + " tier");
     }
   }
   for (const char* key : {"timeout_s", "memory_mb"}) {
@@ -166,7 +167,7 @@ StatusOr<json> OpenSessionTool::Call(const json& args, ToolCallContext& ctx) {
   // Not empty: the catalog sets `sessions` exactly when it is not (languages.h).
   const std::vector<std::string>& tiers = info->session_tiers;
   if (request.mode == "codemode") {
-    request.isolation = "native";
+    request.isolation = CodeModeTierOf(request.language);
   } else if (args.find("isolation") == args.end()) {
     const bool preferred = std::find(tiers.begin(), tiers.end(), catalog_.default_tier()) != tiers.end();
     request.isolation = preferred ? catalog_.default_tier() : tiers.front();

@@ -41,7 +41,7 @@ class OpenSessionTool : public Tool {
   nlohmann::json Definition() override;
   StatusOr<nlohmann::json> Call(const nlohmann::json& arguments, ToolCallContext& ctx) override;
 
-  // Offers mode "codemode" (a Python session whose cells are `execute`
+  // Offers mode "codemode" (a JavaScript or Python session whose cells are `execute`
   // programs with `tools`): only where code mode is served, and only when
   // `endpoint` allows its tier.
   void OfferCodeMode(const governance::Endpoint& endpoint) {
