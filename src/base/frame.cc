@@ -1,11 +1,12 @@
 #include "base/frame.h"
 
+#include "base/fd_passing.h"
+
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdint>
-#include <cstring>
 
 namespace airlock {
 namespace {
@@ -37,30 +38,7 @@ Status WriteAll(int fd, const char* data, size_t size) {
 Status ReadAll(int fd, char* data, size_t size, bool* got_any, std::vector<UniqueFd>* received = nullptr) {
   *got_any = false;
   while (size > 0) {
-    ssize_t n;
-    if (received == nullptr) {
-      n = ::read(fd, data, size);
-    } else {
-      iovec iov{data, size};
-      alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 4)];
-      msghdr msg{};
-      msg.msg_iov = &iov;
-      msg.msg_iovlen = 1;
-      msg.msg_control = control;
-      msg.msg_controllen = sizeof control;
-      n = ::recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
-      if (n >= 0) {
-        for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
-          if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
-          const size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-          for (size_t i = 0; i < count; ++i) {
-            int one;
-            std::memcpy(&one, CMSG_DATA(c) + i * sizeof(int), sizeof one);
-            received->emplace_back(one);
-          }
-        }
-      }
-    }
+    const ssize_t n = received == nullptr ? ::read(fd, data, size) : ReceiveWithFds(fd, data, size, received);
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == ECONNRESET) return Unavailable("peer reset the channel");
@@ -109,21 +87,9 @@ Status WriteFrame(int fd, std::string_view payload, size_t max_bytes) {
 Status WriteJsonFrameWithFd(int fd, const nlohmann::json& message, int pass_fd, size_t max_bytes) {
   AIRLOCK_ASSIGN_OR_RETURN(std::string payload, Dumped(message));
   AIRLOCK_ASSIGN_OR_RETURN(std::string buf, Framed(payload, max_bytes));
-  iovec iov{buf.data(), buf.size()};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  cmsghdr* c = CMSG_FIRSTHDR(&msg);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int));
-  std::memcpy(CMSG_DATA(c), &pass_fd, sizeof pass_fd);
   ssize_t n;
   do {
-    n = ::sendmsg(fd, &msg, MSG_NOSIGNAL);
+    n = SendWithFd(fd, buf.data(), buf.size(), pass_fd);
   } while (n < 0 && errno == EINTR);
   if (n < 0) {
     if (errno == EPIPE || errno == ECONNRESET) return Unavailable("peer closed the channel");

@@ -7,9 +7,9 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstring>
 
 #include "base/encoding.h"
+#include "base/fd_passing.h"
 #include "jail/channel.h"
 #include "jail/jail.h"
 #include "jail/jail_util.h"
@@ -75,24 +75,6 @@ void DiscardAvailable(int fd) {
     if (n < 0 && errno == EINTR) continue;
     return;
   }
-}
-
-// The start of `message` with `fd` attached (SCM_RIGHTS); what send()
-// returns. The descriptor travels with the first byte sent.
-ssize_t SendWithFd(int socket_fd, const std::string& message, int fd) {
-  iovec iov{const_cast<char*>(message.data()), message.size()};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
-  cmsg->cmsg_level = SOL_SOCKET;
-  cmsg->cmsg_type = SCM_RIGHTS;
-  cmsg->cmsg_len = CMSG_LEN(sizeof(int));
-  std::memcpy(CMSG_DATA(cmsg), &fd, sizeof(int));
-  return sendmsg(socket_fd, &msg, MSG_NOSIGNAL);
 }
 
 }  // namespace
@@ -254,7 +236,7 @@ TurnResult Jail::Turn(const TurnRequest& request, CancelToken* cancel) {
         case kControl: {
           if ((events[i].events & EPOLLOUT) && sent < request.message.size()) {
             ssize_t w = sent == 0 && request.pass_fd >= 0
-                            ? SendWithFd(control_.get(), request.message, request.pass_fd)
+                            ? SendWithFd(control_.get(), request.message.data(), request.message.size(), request.pass_fd)
                             : send(control_.get(), request.message.data() + sent, request.message.size() - sent,
                                    MSG_NOSIGNAL);
             if (w > 0) sent += static_cast<size_t>(w);

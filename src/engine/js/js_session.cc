@@ -1,11 +1,9 @@
 #include "engine/js/js_session.h"
 
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,6 +17,7 @@
 #include <js/SourceText.h>
 #include <jsapi.h>
 
+#include "base/fd_passing.h"
 #include "engine/js/bridge_client.h"
 #include "engine/js/js_console.h"
 #include "engine/js/js_errors.h"
@@ -68,27 +67,7 @@ class ControlReader {
     char chunk[65536];
     ssize_t n;
     do {
-      if (!keep_fds_) {
-        n = ::read(fd_, chunk, sizeof chunk);
-        continue;
-      }
-      iovec iov{chunk, sizeof chunk};
-      alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 4)];
-      msghdr msg{};
-      msg.msg_iov = &iov;
-      msg.msg_iovlen = 1;
-      msg.msg_control = control;
-      msg.msg_controllen = sizeof control;
-      n = ::recvmsg(fd_, &msg, MSG_CMSG_CLOEXEC);
-      if (n < 0) continue;
-      for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
-        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
-        for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); ++i) {
-          int one;
-          std::memcpy(&one, CMSG_DATA(c) + i * sizeof(int), sizeof one);
-          fds_.emplace_back(one);
-        }
-      }
+      n = keep_fds_ ? ReceiveWithFds(fd_, chunk, sizeof chunk, &fds_) : ::read(fd_, chunk, sizeof chunk);
     } while (n < 0 && errno == EINTR);
     if (n <= 0) return false;
     buf_.append(chunk, static_cast<size_t>(n));
