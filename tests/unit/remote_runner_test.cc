@@ -22,6 +22,7 @@
 #include "remote/slot_limited_executor.h"
 #include "remote/tls_files.h"
 #include "runner/runner_client.h"
+#include "runtimes/bridge_relay.h"
 
 namespace airlock::remote {
 namespace {
@@ -32,12 +33,15 @@ using runtimes::RunResult;
 using runtimes::RunStatus;
 using namespace std::chrono_literals;
 
-// "sleep N": waits N ms or until cancelled; anything else is echoed.
+// "sleep N": waits N ms or until cancelled; a code-mode request plays a
+// program that makes one call on its bridge and reports the reply (and
+// whether the bridge was relayed or handed over); anything else is echoed.
 class EchoExecutor : public runtimes::CodeExecutor {
  public:
   RunResult Run(const RunRequest& request, const runtimes::ProgressFn& progress, CancelToken& cancel,
-                runtimes::BridgeHandler*) override {
+                runtimes::BridgeHandler* bridge) override {
     ++started;
+    if (request.code_mode) return BridgedProgram(request, bridge);
     progress(runtimes::RunPhase::kRunning);
     RunResult r;
     r.language = request.language;
@@ -65,7 +69,26 @@ class EchoExecutor : public runtimes::CodeExecutor {
   Status OpenSession(const runtimes::SessionSpec& spec) override {
     std::lock_guard<std::mutex> lock(mu);
     sessions.insert(spec.id);
+    if (spec.code_mode) code_mode_sessions.insert(spec.id);
     return OkStatus();
+  }
+
+  static RunResult BridgedProgram(const RunRequest& request, runtimes::BridgeHandler* bridge) {
+    if (bridge == nullptr) return runtimes::InternalErrorResult(request.language, "invalid_request", "no bridge");
+    StatusOr<std::unique_ptr<runtimes::BridgeRelay>> relay = runtimes::BridgeRelay::Start(*bridge);
+    if (!relay.ok()) return runtimes::InternalErrorResult(request.language, "internal", relay.status().message());
+    const int fd = (*relay)->jail_end();
+    (void)WriteJsonFrame(fd, {{"id", 1}, {"op", "call"}, {"name", "x.y"}, {"args", {{"cell", request.session_id}}}});
+    StatusOr<json> reply = ReadJsonFrame(fd);
+    (void)WriteJsonFrame(fd, {{"op", "result"}, {"value", "done"}});
+    (*relay)->Finish();
+    RunResult r;
+    r.language = request.language;
+    r.status = RunStatus::kOk;
+    r.exit_code = 0;
+    r.stdout_text = reply.ok() ? reply->dump() : reply.status().ToString();
+    r.message = (*relay)->handed_over() ? "handed over" : "relayed";
+    return r;
   }
   Status CloseSession(const std::string& id) override {
     std::lock_guard<std::mutex> lock(mu);
@@ -74,7 +97,7 @@ class EchoExecutor : public runtimes::CodeExecutor {
 
   std::atomic<int> started{0}, cancelled{0};
   std::mutex mu;
-  std::set<std::string> sessions;
+  std::set<std::string> sessions, code_mode_sessions;
 };
 
 // Two CAs, with a server and a client certificate from each.
@@ -251,6 +274,49 @@ TEST_F(RemoteRunnerTest, RunsProgressLanguagesSessionsAndCancelCrossTheLink) {
   EXPECT_EQ(c.error_code, "cancelled");
   EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
   EXPECT_EQ(host.executor.cancelled.load(), 1);
+  client->Stop();
+}
+
+// Answers every call with its args, records every frame.
+class ArgsBridge : public runtimes::BridgeHandler {
+ public:
+  void OnFrame(std::string frame, ReplyFn reply) override {
+    const json j = json::parse(frame, nullptr, false);
+    std::lock_guard<std::mutex> lock(mu);
+    frames.push_back(j);
+    if (j.value("op", "") == "call") reply(json{{"id", j["id"]}, {"ok", true}, {"result", j["args"]}}.dump());
+  }
+  std::mutex mu;
+  std::vector<json> frames;
+};
+
+// A code-mode session on a runner host: the spec says so across the link,
+// and each cell's bridge frames are relayed over the gRPC stream (a runner
+// host cannot hand its socket to the gateway).
+TEST_F(RemoteRunnerTest, ACodeModeSessionsCellBridgeCrossesTheLinkRelayed) {
+  Host host(SharedPki().Files("ca1", "ca1-server"));
+  auto client = ClientFor(host.address, SharedPki().Files("ca1", "ca1-client"));
+  ASSERT_TRUE(client->Start().ok());
+  ASSERT_TRUE(client->OpenSession({.id = "s_cm", .language = "python", .code_mode = true}).ok());
+  {
+    std::lock_guard<std::mutex> lock(host.executor.mu);
+    EXPECT_EQ(host.executor.code_mode_sessions.count("s_cm"), 1u);
+  }
+  for (int cell = 0; cell < 2; ++cell) {
+    ArgsBridge bridge;
+    RunRequest r = Req("x");
+    r.session_id = "s_cm";
+    r.code_mode = true;
+    CancelToken none;
+    RunResult out = client->Run(r, nullptr, none, &bridge);
+    ASSERT_EQ(out.status, RunStatus::kOk) << out.message;
+    EXPECT_EQ(out.message, "relayed");
+    EXPECT_EQ(json::parse(out.stdout_text)["result"], json({{"cell", "s_cm"}})) << out.stdout_text;
+    std::lock_guard<std::mutex> lock(bridge.mu);
+    ASSERT_EQ(bridge.frames.size(), 2u);  // the call and the final frame, both before Run returned
+    EXPECT_EQ(bridge.frames[1], json({{"op", "result"}, {"value", "done"}}));
+  }
+  EXPECT_TRUE(client->CloseSession("s_cm").ok());
   client->Stop();
 }
 
