@@ -1,7 +1,5 @@
 #include "runner/runner_client.h"
 
-#include "runtimes/bridge_relay.h"
-
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -11,6 +9,8 @@
 #include <cerrno>
 #include <cstdio>
 #include <optional>
+
+#include "runtimes/bridge_relay.h"
 
 namespace airlock::runner {
 namespace {

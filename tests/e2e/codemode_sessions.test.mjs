@@ -151,6 +151,7 @@ rows + more`);
     assert.notEqual(r.isError, true, describeResult(r));
     const s = r.structuredContent;
     assert.equal(s.isolation, 'wasm');
+    assert.match(textOf(r), /Pass it to execute \{language: "javascript", code, session_id\}/);
     const jsCell = async (code) => {
       const out = await call(client, 'execute', { language: 'javascript', code, session_id: s.session_id });
       assert.notEqual(out.isError, true, describeResult(out));

@@ -247,7 +247,7 @@ StatusOr<json> ExecuteTool::Call(const json& arguments, ToolCallContext& ctx) {
 }
 
 StatusOr<json> ExecuteTool::RunInSession(const std::string& id, ProgramSpec spec, ToolCallContext& ctx) {
-  const json where = {{"session_id", id}, {"language", spec.language}};
+  const json where = {{"session_id", SanitizeUtf8(id.substr(0, 64))}, {"language", spec.language}};
   if (sessions_ == nullptr) return CodeModeErrorResult("E_INVALID_REQUEST", "this endpoint has no sessions", where);
   StatusOr<sessions::SessionInfo> s = sessions_->BeginCall(SessionOwner(ctx.caller()), id);
   if (!s.ok()) return CodeModeErrorResult("E_SESSION_NOT_FOUND", s.status().message(), where);

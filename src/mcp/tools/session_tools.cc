@@ -208,8 +208,8 @@ StatusOr<json> OpenSessionTool::Call(const json& args, ToolCallContext& ctx) {
                                                       " s, expires at " + out["expires_at"].get<std::string>() +
                                                       "). Pass it to " +
                                                       (s->mode == "codemode"
-                                                           ? std::string("execute {language: \"python\", code, "
-                                                                         "session_id}")
+                                                           ? "execute {language: \"" + s->language +
+                                                                 "\", code, session_id}"
                                                            : std::string("run_code")) +
                                                       "; close it with close_session."}}})},
               {"structuredContent", std::move(out)}};
