@@ -52,8 +52,9 @@ Status ReadAll(int fd, char* data, size_t size, bool* got_any, std::vector<Uniqu
   return OkStatus();
 }
 
-// The frame's bytes: header and payload.
-StatusOr<std::string> Framed(std::string_view payload, size_t max_bytes) {
+}  // namespace
+
+StatusOr<std::string> EncodeFrame(std::string_view payload, size_t max_bytes) {
   if (payload.size() > max_bytes || payload.size() > UINT32_MAX) {
     return InvalidArgument("frame of " + std::to_string(payload.size()) +
                            " bytes exceeds the maximum of " + std::to_string(max_bytes));
@@ -69,6 +70,10 @@ StatusOr<std::string> Framed(std::string_view payload, size_t max_bytes) {
   return buf;
 }
 
+Status WriteEncoded(int fd, std::string_view bytes) { return WriteAll(fd, bytes.data(), bytes.size()); }
+
+namespace {
+
 StatusOr<std::string> Dumped(const nlohmann::json& message) {
   try {
     return message.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -80,13 +85,13 @@ StatusOr<std::string> Dumped(const nlohmann::json& message) {
 }  // namespace
 
 Status WriteFrame(int fd, std::string_view payload, size_t max_bytes) {
-  AIRLOCK_ASSIGN_OR_RETURN(std::string buf, Framed(payload, max_bytes));
+  AIRLOCK_ASSIGN_OR_RETURN(std::string buf, EncodeFrame(payload, max_bytes));
   return WriteAll(fd, buf.data(), buf.size());
 }
 
 Status WriteJsonFrameWithFd(int fd, const nlohmann::json& message, int pass_fd, size_t max_bytes) {
   AIRLOCK_ASSIGN_OR_RETURN(std::string payload, Dumped(message));
-  AIRLOCK_ASSIGN_OR_RETURN(std::string buf, Framed(payload, max_bytes));
+  AIRLOCK_ASSIGN_OR_RETURN(std::string buf, EncodeFrame(payload, max_bytes));
   ssize_t n;
   do {
     n = SendWithFd(fd, buf.data(), buf.size(), pass_fd);

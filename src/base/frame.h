@@ -36,6 +36,12 @@ inline constexpr size_t kFrameHeaderBytes = 4;
 // `max_bytes` (nothing is written then); Unavailable if the peer is gone.
 Status WriteFrame(int fd, std::string_view payload, size_t max_bytes = kDefaultMaxFrameBytes);
 
+// WriteFrame in two steps, for a writer that queues what it cannot send at
+// once: the frame's bytes (header and payload; InvalidArgument over
+// `max_bytes`), then writing any run of them (a whole frame or its tail).
+StatusOr<std::string> EncodeFrame(std::string_view payload, size_t max_bytes = kDefaultMaxFrameBytes);
+Status WriteEncoded(int fd, std::string_view bytes);
+
 // Reads one frame's payload. Unavailable if the peer closed (cleanly between
 // frames or in the middle of one); ResourceExhausted if the announced length
 // exceeds `max_bytes` (the payload is neither allocated nor read).

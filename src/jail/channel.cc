@@ -3,11 +3,14 @@
 #include <sys/socket.h>
 
 #include <cerrno>
-#include <cstring>
 #include <string>
+
+#include "base/fd_passing.h"
 
 namespace airlock::jail {
 namespace {
+
+static_assert(kMaxChannelFds <= kMaxPassedFds, "one channel message's descriptors go in one sendmsg");
 
 Status WriteAll(int fd, const char* data, size_t size) {
   while (size > 0) {
@@ -46,24 +49,9 @@ Status SendMessage(int socket_fd, const nlohmann::json& body, const std::vector<
   const uint32_t len = static_cast<uint32_t>(payload.size());
   header[0] = len >> 24; header[1] = len >> 16; header[2] = len >> 8; header[3] = len;
 
-  iovec iov{header, sizeof header};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxChannelFds)];
-  if (!fds.empty()) {
-    std::memset(control, 0, sizeof control);
-    msg.msg_control = control;
-    msg.msg_controllen = CMSG_SPACE(sizeof(int) * fds.size());
-    cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
-    cmsg->cmsg_level = SOL_SOCKET;
-    cmsg->cmsg_type = SCM_RIGHTS;
-    cmsg->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
-    std::memcpy(CMSG_DATA(cmsg), fds.data(), sizeof(int) * fds.size());
-  }
   ssize_t n;
   do {
-    n = sendmsg(socket_fd, &msg, MSG_NOSIGNAL);
+    n = SendWithFds(socket_fd, reinterpret_cast<const char*>(header), sizeof header, fds.data(), fds.size());
   } while (n < 0 && errno == EINTR);
   if (n < 0) return ErrnoError("channel sendmsg");
   if (n < static_cast<ssize_t>(sizeof header)) {
@@ -75,30 +63,14 @@ Status SendMessage(int socket_fd, const nlohmann::json& body, const std::vector<
 StatusOr<ChannelMessage> ReceiveMessage(int socket_fd, size_t max_bytes) {
   ChannelMessage out;
   unsigned char header[4];
-  iovec iov{header, sizeof header};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxChannelFds)];
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
   ssize_t n;
+  bool truncated = false;
   do {
-    n = recvmsg(socket_fd, &msg, MSG_CMSG_CLOEXEC);
+    n = ReceiveWithFds(socket_fd, reinterpret_cast<char*>(header), sizeof header, &out.fds, &truncated);
   } while (n < 0 && errno == EINTR);
   if (n < 0) return ErrnoError("channel recvmsg");
   if (n == 0) return Unavailable("channel closed");
-  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
-    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-      size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-      for (size_t i = 0; i < count; ++i) {
-        int fd;
-        std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
-        out.fds.emplace_back(fd);
-      }
-    }
-  }
-  if (msg.msg_flags & MSG_CTRUNC) return Internal("channel: control data truncated");
+  if (truncated) return Internal("channel: control data truncated");
   if (n < static_cast<ssize_t>(sizeof header)) {
     AIRLOCK_RETURN_IF_ERROR(ReadAll(socket_fd, reinterpret_cast<char*>(header) + n, sizeof header - n));
   }

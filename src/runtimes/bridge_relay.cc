@@ -3,7 +3,6 @@
 #include <sys/socket.h>
 
 #include <cerrno>
-#include <cstdint>
 
 #include "base/frame.h"
 
@@ -26,17 +25,12 @@ struct BridgeRelay::Outbox {
   int fd = -1;           // the relay's end; valid until Close
 
   void Push(const std::string& frame) {
-    if (frame.size() > kBridgeMaxFrameBytes) {
+    StatusOr<std::string> encoded = EncodeFrame(frame, kBridgeMaxFrameBytes);
+    if (!encoded.ok()) {
       Close();  // as a failed write: the program gets no more replies
       return;
     }
-    std::string bytes(4, '\0');
-    const uint32_t len = static_cast<uint32_t>(frame.size());
-    bytes[0] = static_cast<char>(len >> 24);
-    bytes[1] = static_cast<char>(len >> 16);
-    bytes[2] = static_cast<char>(len >> 8);
-    bytes[3] = static_cast<char>(len);
-    bytes += frame;
+    std::string bytes = std::move(encoded).value();
     std::lock_guard<std::mutex> lock(mu);
     if (closed) return;
     if (chunks.empty() && !writing) {
@@ -76,22 +70,6 @@ struct BridgeRelay::Outbox {
   }
 };
 
-namespace {
-
-// Sends all of `bytes` (blocking); false when the program is gone.
-bool SendAll(int fd, const std::string& bytes) {
-  size_t sent = 0;
-  while (sent < bytes.size()) {
-    ssize_t n = send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    sent += static_cast<size_t>(n);
-  }
-  return true;
-}
-
-}  // namespace
-
 StatusOr<std::unique_ptr<BridgeRelay>> BridgeRelay::Start(BridgeHandler& handler) {
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return ErrnoError("socketpair for the bridge");
@@ -119,7 +97,7 @@ BridgeRelay::BridgeRelay(BridgeHandler& handler, UniqueFd host_end, UniqueFd jai
     std::string chunk;
     while (outbox->Pop(&chunk)) {
       // A failed write means the program is gone; Finish() closes the box.
-      if (!SendAll(fd, chunk)) {
+      if (!WriteEncoded(fd, chunk).ok()) {
         outbox->Close();  // later replies are dropped, not queued for nobody
         break;
       }
