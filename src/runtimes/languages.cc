@@ -38,7 +38,7 @@ std::vector<LanguageSpec> BuiltinLanguages() {
   js.display_name = "JavaScript (Node.js)";
   js.source_file = "main.js";
   js.version_argv = {"/usr/bin/node", "--version"};
-  js.run_argv = {"/usr/bin/node", "main.js"};
+  js.run_argv = {"/usr/bin/node", "-e", std::string(NodeRunHarness()), "/work/main.js"};
   js.prestart_argv = {"/usr/bin/node", "-e", std::string(NodePrestartHarness())};
   js.session_argv = {"/usr/bin/node", "-e", std::string(NodeSessionHarness())};
   js.max_pids = 64;
@@ -53,7 +53,7 @@ std::vector<LanguageSpec> BuiltinLanguages() {
   ts.compile = CompileStep{{"/usr/bin/esbuild", "main.ts", "--outfile=main.js", "--format=cjs",
                             "--platform=node", "--log-level=warning"},
                            20'000, "main.js"};
-  ts.run_argv = {"/usr/bin/node", "main.js"};
+  ts.run_argv = js.run_argv;
   // Pre-started like JavaScript; the compile then runs in a jail of its own
   // (local_executor.cc) and main.js is handed to the waiting node.
   ts.prestart_argv = js.prestart_argv;

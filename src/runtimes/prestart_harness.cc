@@ -121,15 +121,27 @@ std::string_view WasmPythonPrestartHarness() {
   return harness;
 }
 
+std::string_view NodeRunHarness() {
+  return R"JS(
+(() => {
+  // Blocking, unlike node's default for a pipe (O_NONBLOCK, and what the
+  // pipe cannot take now is queued in memory): a program that floods its
+  // output then waits for the supervisor and meets the output limit,
+  // instead of filling its memory when the machine is busy.
+  for (const s of [process.stdout, process.stderr]) s._handle?.setBlocking?.(true);
+  process.execArgv.length = 0;
+  delete process._eval;
+  require('module').runMain();
+})();
+)JS";
+}
+
 std::string_view NodePrestartHarness() {
   return R"JS(
 (() => {
   // Paid before the run: the stdio streams node creates on first use
   // (about 2 ms for a pipe); the same objects a cold run would create.
-  // Blocking, unlike node's default for a pipe (O_NONBLOCK, and what the
-  // pipe cannot take now is queued in memory): a program that floods its
-  // output then waits for the supervisor and meets the output limit,
-  // instead of filling its memory when the machine is busy.
+  // Blocking, as NodeRunHarness's.
   for (const s of [process.stdout, process.stderr]) s._handle?.setBlocking?.(true);
   const fs = require('fs');
   const raw = fs.readFileSync(3);

@@ -32,10 +32,9 @@
 // Known differences from a cold run, none a security matter: Python sees one
 // more frame below __main__ (sys._getframe), a non-zero
 // gc.get_freeze_count(), and objects kept only by other modules or cycles
-// are not finalized at exit, Node's stack traces end in "[eval]" frames and
-// its stdout/stderr pipes are blocking (node's default queues a flood in
-// memory), Ruby's __dir__ is "." (not "/work"), PHP's uncaught-exception
-// trace gains a "Command line code" line. stdin, stdout, stderr, env, cwd,
+// are not finalized at exit (Node has none: its cold run also starts from
+// -e, NodeRunHarness), Ruby's __dir__ is "." (not "/work"), PHP's
+// uncaught-exception trace gains a "Command line code" line. stdin, stdout, stderr, env, cwd,
 // rlimits, seccomp and the jail are otherwise exactly those of a cold run.
 //
 // The harness is a convenience, not a boundary: it runs as the sandbox user
@@ -53,6 +52,12 @@ std::string_view PythonPrestartHarness();  // for python3 -I -c
 // 10-digit length, the arguments, then the real stdin; wasi_runner.cc).
 std::string_view WasmPythonPrestartHarness();
 std::string_view NodePrestartHarness();    // for node -e
+// Node's cold run: `node -e NodeRunHarness() /work/main.js args...` is
+// `node main.js args...` (Module.runMain, argv, execArgv) with stdout and
+// stderr blocking, as the pre-started node's: node's default (a non-blocking
+// pipe, the rest queued in memory) lets a flood fill the program's memory
+// before it meets the output limit.
+std::string_view NodeRunHarness();
 std::string_view RubyPrestartHarness();    // for ruby -e
 std::string_view PhpPrestartHarness();     // for php -r
 // For PHP in the WASM tier (airlock-js --wasi … --resume-fd 3 -- php -r):

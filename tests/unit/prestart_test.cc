@@ -83,9 +83,9 @@ class PrestartTest : public ::testing::Test {
   std::unique_ptr<LocalExecutor> executor_;
 };
 
-// Node's stack traces end in the frames that called Module.runMain: the
-// harness's "[eval]" frames instead of node's own run_main_module (a
-// documented difference, prestart_harness.h). Everything above is compared.
+// Node's stack traces end in the frames that called Module.runMain: each
+// harness's own "[eval]" frames (NodeRunHarness for the cold run,
+// NodePrestartHarness for the pre-started one). Everything above is compared.
 std::string WithoutEntryFrames(const std::string& stderr_text) {
   std::string out, line;
   for (size_t i = 0; i <= stderr_text.size(); ++i) {
@@ -314,8 +314,9 @@ TEST_F(PrestartTest, APreStartedRunMatchesAColdOne) {
 // Node makes a stdout pipe non-blocking and queues in memory what the pipe
 // cannot take; a flood then fills the program's memory before it meets the
 // output limit whenever the supervisor drains slower (a busy machine: seen
-// as memory_limit in the soak). The pre-started node writes blocking.
-TEST_F(PrestartTest, APreStartedNodeWritesItsOutputBlocking) {
+// as memory_limit in the soak, for a cold TypeScript run). Both the cold and
+// the pre-started node write blocking, JavaScript's and TypeScript's.
+TEST_F(PrestartTest, NodeWritesItsOutputBlockingColdAndPreStarted) {
   if (!Have("javascript")) GTEST_SKIP() << "no node";
   RunRequest req;
   req.language = "javascript";
@@ -326,11 +327,15 @@ TEST_F(PrestartTest, APreStartedNodeWritesItsOutputBlocking) {
       "const out = process.stdout, err = process.stderr;\n"
       "out.write(mode(1) + ' ' + mode(2) + '\\n');\n";
   req.timeout_ms = 20000;
-  auto [cold, warm] = ColdThenPrestarted(req, "node stdio mode");
-  ASSERT_EQ(warm.status, RunStatus::kOk) << warm.message << warm.stderr_text;
-  EXPECT_EQ(warm.stdout_text, "blocking blocking\n");
-  // What the harness changes (node's own default, in the cold run).
-  EXPECT_EQ(cold.stdout_text, "nonblocking nonblocking\n") << cold.stderr_text;
+  for (const char* language : {"javascript", "typescript"}) {
+    if (!Have(language)) continue;
+    req.language = language;
+    auto [cold, warm] = ColdThenPrestarted(req, std::string(language) + " stdio mode");
+    ASSERT_EQ(cold.status, RunStatus::kOk) << language << ": " << cold.message << cold.stderr_text;
+    ASSERT_EQ(warm.status, RunStatus::kOk) << language << ": " << warm.message << warm.stderr_text;
+    EXPECT_EQ(cold.stdout_text, "blocking blocking\n") << language;
+    EXPECT_EQ(warm.stdout_text, "blocking blocking\n") << language;
+  }
 }
 
 TEST_F(PrestartTest, ATypeScriptCompileErrorIsReportedAsFromAColdRun) {
