@@ -17,6 +17,12 @@
 // Rows:
 //   direct      SDK client → test-server.mjs over stdio: per-call latency of
 //               tools/call echo {text:"x"} (the baseline).
+//   relayed     the same SDK client and server with one pass-through process
+//               between them (bench/relay.c, built here with cc: one poll()
+//               loop copying bytes both ways, parsing nothing): what one more
+//               process hop costs on this machine with no work done in it,
+//               the floor for a bridged call (which adds the program →
+//               airlock hop to the direct path).
 //   js / py     inside one `execute` per round, N sequential
 //               tools.call("test.echo", {text:"x"}) each timed by the program
 //               (program → fd 3 → runner → server → connector → downstream
@@ -179,11 +185,16 @@ const load0 = os.loadavg();
 const started = performance.now();
 try {
   const direct = await connect(process.execPath, [TEST_SERVER]);
+  const relay = path.join(tmp, 'relay');
+  const cc = spawnSync('cc', ['-O2', '-o', relay, path.join(REPO, 'bench', 'relay.c')], { encoding: 'utf8' });
+  if (cc.status !== 0) throw new Error(`cc bench/relay.c: ${cc.error?.message ?? cc.stderr}`);
+  const relayed = await connect(relay, [process.execPath, TEST_SERVER]);
   const airlock = await connect(AIRLOCK_BIN, ['serve', '--config', config]);
 
   // Warm-up: the first bridge call starts the connector's session, the first
   // run of each language warms the runner and the page cache.
   await directCalls(direct, WARMUP);
+  await directCalls(relayed, WARMUP);
   for (const lang of ['javascript', 'python']) {
     await execute(airlock, lang, WARMUP);
     await execute(airlock, lang, 0);
@@ -194,12 +205,13 @@ try {
   await cell(airlock, sessionId, WARMUP);
 
   const s = {
-    direct: [], js: [], py: [], jsLog: [], pyLog: [],
+    direct: [], relayed: [], js: [], py: [], jsLog: [], pyLog: [],
     js0: [], jsN: [], py0: [], pyN: [], directRoundMedians: [], jsRoundMeans: [], pyRoundMeans: [],
     pys: [], pys0: [], pysN: [],
   };
   const steps = [
     async () => { const t = await directCalls(direct, N); s.direct.push(...t); s.directRoundMedians.push(median(t)); },
+    async () => { s.relayed.push(...await directCalls(relayed, N)); },
     async () => {
       const r = await execute(airlock, 'javascript', N);
       s.js.push(...r.times); s.jsLog.push(...r.logged); s.jsN.push(r.wall); s.jsRoundMeans.push(mean(r.times));
@@ -223,6 +235,7 @@ try {
   const baseMean = mean(s.direct);
   const rows = [
     ['direct: SDK client → test-server (stdio)', s.direct],
+    ['relayed: SDK client → byte relay (C) → test-server', s.relayed],
     ['js: tools.call in execute (Date.now, 1 ms)', s.js],
     ['py: tools.call in execute (perf_counter)', s.py],
     ['py session: tools.call in a code-mode session cell', s.pys],
