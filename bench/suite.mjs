@@ -878,7 +878,7 @@ try {
   lines.push('');
   lines.push(`## baselines, same rounds, clean environment (PATH=/usr/bin:/bin HOME LANG only) (ms; × = over python3 -c 'print(1)')`);
   lines.push('');
-  lines.push('airlock runs python3 -I main.py, node main.js, esbuild then node main.js, ruby --disable-gems main.rb, php main.php, ' +
+  lines.push('airlock runs python3 -I main.py, node main.js (from -e, stdout blocking), esbuild then the same, ruby --disable-gems main.rb, php main.php, ' +
              'bash main.sh, gcc -O2 then the binary, g++ -O2 -std=gnu++20 then the binary; ' +
              'each language row above is divided by the first baseline here for that language.');
   lines.push('');

@@ -121,38 +121,42 @@ std::string_view WasmPythonPrestartHarness() {
   return harness;
 }
 
-std::string_view NodeRunHarness() {
-  return R"JS(
+// Node's harnesses: the stdio set-up, then (pre-started) the hand-over,
+// then the start of /work/main.js as `node main.js` would.
+constexpr std::string_view kNodeStdio = R"JS(
 (() => {
   // Blocking, unlike node's default for a pipe (O_NONBLOCK, and what the
   // pipe cannot take now is queued in memory): a program that floods its
   // output then waits for the supervisor and meets the output limit,
-  // instead of filling its memory when the machine is busy.
+  // instead of filling its memory when the machine is busy. Pre-started,
+  // this also pays before the run for the stdio streams node creates on
+  // first use (about 2 ms for a pipe): the objects a cold run would create.
   for (const s of [process.stdout, process.stderr]) s._handle?.setBlocking?.(true);
-  process.execArgv.length = 0;
-  delete process._eval;
-  require('module').runMain();
-})();
 )JS";
-}
 
-std::string_view NodePrestartHarness() {
-  return R"JS(
-(() => {
-  // Paid before the run: the stdio streams node creates on first use
-  // (about 2 ms for a pipe); the same objects a cold run would create.
-  // Blocking, as NodeRunHarness's.
-  for (const s of [process.stdout, process.stderr]) s._handle?.setBlocking?.(true);
+constexpr std::string_view kNodeHandOver = R"JS(
   const fs = require('fs');
   const raw = fs.readFileSync(3);
   fs.closeSync(3);
   const args = raw.toString('utf8').split('\0').slice(0, -1);
   process.argv.splice(1, Infinity, '/work/main.js', ...args);
+)JS";
+
+constexpr std::string_view kNodeRunMain = R"JS(
   process.execArgv.length = 0;
   delete process._eval;
   require('module').runMain();
 })();
 )JS";
+
+std::string_view NodeRunHarness() {
+  static const std::string harness = std::string(kNodeStdio) + std::string(kNodeRunMain);
+  return harness;
+}
+
+std::string_view NodePrestartHarness() {
+  static const std::string harness = std::string(kNodeStdio) + std::string(kNodeHandOver) + std::string(kNodeRunMain);
+  return harness;
 }
 
 std::string_view RubyPrestartHarness() {

@@ -178,8 +178,7 @@ CellEnd RunCell(JsEngine& engine, const std::string& code, const std::string& na
     JS::RootedObject maybe_promise(cx, value.isObject() ? &value.toObject() : nullptr);
     if (bridge != nullptr && maybe_promise && JS::IsPromiseObject(maybe_promise)) {
       // Code mode: `tools.call(...)` as the last expression is awaited.
-      JS::RootedObject promise(cx, &value.toObject());
-      if (std::optional<CellEnd> end = settle(promise, &value)) return *end;
+      if (std::optional<CellEnd> end = settle(maybe_promise, &value)) return *end;
     }
     // The value first, then the promise jobs the cell queued (as a REPL).
     if (!value.isUndefined()) Show(cx, engine.global(), value);
