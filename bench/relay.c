@@ -2,6 +2,7 @@
 // its stdin and stdout, then copies stdin -> the child's stdin and the
 // child's stdout -> stdout on one thread (poll), parsing nothing. It is the
 // cheapest extra process a message can cross: the floor for a bridged call.
+#include <errno.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -41,7 +42,10 @@ int main(int argc, char** argv) {
   signal(SIGPIPE, SIG_IGN);
   struct pollfd fds[2] = {{0, POLLIN, 0}, {out[0], POLLIN, 0}};
   for (;;) {
-    if (poll(fds, 2, -1) < 0) continue;
+    if (poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
     if (fds[0].revents && copy(0, in[1]) != 0) break;
     if (fds[1].revents && copy(out[0], 1) != 0) break;
   }

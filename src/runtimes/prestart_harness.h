@@ -32,10 +32,12 @@
 // Known differences from a cold run, none a security matter: Python sees one
 // more frame below __main__ (sys._getframe), a non-zero
 // gc.get_freeze_count(), and objects kept only by other modules or cycles
-// are not finalized at exit (Node has none: its cold run also starts from
-// -e, NodeRunHarness), Ruby's __dir__ is "." (not "/work"), PHP's
-// uncaught-exception trace gains a "Command line code" line. stdin, stdout, stderr, env, cwd,
-// rlimits, seccomp and the jail are otherwise exactly those of a cold run.
+// are not finalized at exit; Ruby's __dir__ is "." (not "/work"); PHP's
+// uncaught-exception trace gains a "Command line code" line. Node has none:
+// its cold run also starts from -e (NodeRunHarness), so both end stack
+// traces in "[eval]" frames and both write stdout/stderr blocking. stdin,
+// stdout, stderr, env, cwd, rlimits, seccomp and the jail are otherwise
+// exactly those of a cold run.
 //
 // The harness is a convenience, not a boundary: it runs as the sandbox user
 // under the run's seccomp policy, in a jail no other run ever uses.

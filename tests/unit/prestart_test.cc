@@ -319,7 +319,6 @@ TEST_F(PrestartTest, APreStartedRunMatchesAColdOne) {
 TEST_F(PrestartTest, NodeWritesItsOutputBlockingColdAndPreStarted) {
   if (!Have("javascript")) GTEST_SKIP() << "no node";
   RunRequest req;
-  req.language = "javascript";
   req.code =
       "const fs = require('fs');\n"
       "const mode = (fd) => (parseInt(/flags:\\s+(\\d+)/.exec(fs.readFileSync('/proc/self/fdinfo/' + fd, 'utf8'))[1], 8)"
