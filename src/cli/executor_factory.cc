@@ -91,6 +91,17 @@ StatusOr<LocalRuntime> MakeLocalRuntime(const config::Config& config, bool allow
       std::cerr << "airlock runner: warning: no precompiled headers: " << pch.status().message() << "\n";
     }
   }
+  // Beside the WASM interpreters it compiles, shared by the runners of this
+  // machine (airlock-js keeps a file that matches, under a lock).
+  if (pooled && config.build_cache.enabled && config.build_cache.wasm_code) {
+    StatusOr<std::unique_ptr<runtimes::WasmCodeStore>> code =
+        runtimes::WasmCodeStore::Open(runtimes::DefaultWasmCacheDir() + "-code", SiblingBinary("airlock-js"));
+    if (code.ok()) {
+      rt.executor->EnableWasmCodeStore(std::move(*code), config.pool.memory_mb);
+    } else {  // WASM interpreters still run, compiling their module each time
+      std::cerr << "airlock runner: warning: no WASM code cache: " << code.status().message() << "\n";
+    }
+  }
   if (pooled && config.pool.enabled) {
     const config::PoolConfig& p = config.pool;
     rt.executor->EnablePool({.max_per_shape = p.max_per_language,

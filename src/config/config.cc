@@ -496,9 +496,10 @@ StatusOr<Config> ConfigFromJson(const json& j) {
     return InvalidArgument("config.pool.min_per_language: exceeds max_per_language");
   }
   ObjectReader bc = root.Child("build_cache");
-  AIRLOCK_RETURN_IF_ERROR(bc.Check({"enabled", "max_mb", "dir", "precompiled_headers"}));
+  AIRLOCK_RETURN_IF_ERROR(bc.Check({"enabled", "max_mb", "dir", "precompiled_headers", "wasm_code"}));
   AIRLOCK_RETURN_IF_ERROR(bc.Bool("enabled", &c.build_cache.enabled));
   AIRLOCK_RETURN_IF_ERROR(bc.Bool("precompiled_headers", &c.build_cache.precompiled_headers));
+  AIRLOCK_RETURN_IF_ERROR(bc.Bool("wasm_code", &c.build_cache.wasm_code));
   AIRLOCK_RETURN_IF_ERROR(bc.U64("max_mb", &c.build_cache.max_mb, 1, 1u << 20));
   AIRLOCK_RETURN_IF_ERROR(bc.Str("dir", &c.build_cache.dir));
   if (!c.build_cache.dir.empty() && c.build_cache.dir.front() != '/') {
@@ -745,7 +746,7 @@ json ConfigToJson(const Config& c) {
         {"prestart", c.pool.prestart}}},
       {"build_cache",
        {{"enabled", c.build_cache.enabled}, {"max_mb", c.build_cache.max_mb}, {"dir", c.build_cache.dir},
-        {"precompiled_headers", c.build_cache.precompiled_headers}}},
+        {"precompiled_headers", c.build_cache.precompiled_headers}, {"wasm_code", c.build_cache.wasm_code}}},
       {"runner",
        {{"hosts", c.runner.hosts},
         {"dns", c.runner.dns},
@@ -962,6 +963,9 @@ json ConfigSchemaDoc() {
       {"build_cache.precompiled_headers", "boolean",
        "Precompile <iostream>, <bits/stdc++.h>, <vector> and <string> once per toolchain, in <build_cache.dir>-pch, "
        "for C++ programs that start by including one (default true)."},
+      {"build_cache.wasm_code", "boolean",
+       "Compile the WASM tier's CPython, PHP and Ruby once, into /var/cache/airlock/wasm-code, and load that code in "
+       "each of their processes instead of compiling the module again (default true)."},
       {"mcpServers", "object",
        "Downstream MCP servers (code mode's connectors): \"name\": {\"command\",\"args\",\"env\"} for stdio or "
        "{\"url\",\"headers\"} for Streamable HTTP, plus airlock's own keys (see docs/codemode.md)."},

@@ -228,6 +228,10 @@ struct BuildCacheConfig {
   // <dir>-pch, built on first use (or at start-up when "cpp" is in
   // pool.warm).
   bool precompiled_headers = true;
+  // The WASM tier's interpreters compiled once (runtimes/wasm_code_store.h),
+  // beside their modules in <WASM cache>-code (/var/cache/airlock/wasm-code),
+  // written in the background at start-up.
+  bool wasm_code = true;
 };
 
 // "sessions": a persistent interpreter and workspace across calls

@@ -81,6 +81,11 @@ struct LanguageSpec {
   // (0: none): mapped to timeout and memory_limit.
   int engine_exit_deadline = 0;
   int engine_exit_out_of_memory = 0;
+  // The WASM tier's interpreter module on the host (python.wasm, ...) when
+  // its compiled code can be cached (wasm_code_store.h). Its argvs then hold
+  // "--code-cache", "{code_cache}": the code's path in the jail, or neither
+  // element while there is no code for the run's heap.
+  std::string wasm_module;
 };
 
 // Every language airlock knows, in display order.

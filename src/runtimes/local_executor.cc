@@ -62,15 +62,9 @@ std::string HostCommandFirstLine(const std::vector<std::string>& argv) {
   return line;
 }
 
-// Replaces "{timeout_ms}" and "{heap_mb}" in a language's run command.
-std::vector<std::string> ExpandRunArgv(std::vector<std::string> argv, uint64_t timeout_ms, uint64_t memory_mb) {
-  const uint64_t heap_mb = memory_mb > 64 + 16 ? memory_mb - 64 : 16;
-  for (std::string& a : argv) {
-    if (a == "{timeout_ms}") a = std::to_string(timeout_ms);
-    if (a == "{heap_mb}") a = std::to_string(heap_mb);
-  }
-  return argv;
-}
+// The WASM tier engine's heap for a run's memory limit: 64 MiB of headroom
+// for the rest of the process, at least 16 MiB.
+uint64_t HeapMb(uint64_t memory_mb) { return memory_mb > 64 + 16 ? memory_mb - 64 : 16; }
 
 // Extra wall-clock time the jail allows a code-mode program beyond its own
 // deadline, so the engine's clean timeout error wins the race.
@@ -312,6 +306,38 @@ void LocalExecutor::EnablePrecompiledHeaders(std::unique_ptr<PchCache> cache, co
   }
 }
 
+void LocalExecutor::EnableWasmCodeStore(std::unique_ptr<WasmCodeStore> store, const std::vector<uint64_t>& memory_mb) {
+  wasm_code_ = std::move(store);
+  for (LanguageSpec& spec : languages_) {
+    if (spec.wasm_module.empty()) continue;
+    spec.binds.push_back({wasm_code_->dir(), false, kJailWasmCodeDir});
+    wasm_code_->Prepare(spec.name, spec.wasm_module, HeapMb(spec.default_memory_mb));
+    for (uint64_t m : memory_mb) wasm_code_->Prepare(spec.name, spec.wasm_module, HeapMb(m));
+  }
+}
+
+std::vector<std::string> LocalExecutor::ExpandArgv(const LanguageSpec& spec, std::vector<std::string> argv,
+                                                   uint64_t timeout_ms, uint64_t memory_mb) const {
+  const uint64_t heap_mb = HeapMb(memory_mb);
+  std::vector<std::string> out;
+  out.reserve(argv.size());
+  for (std::string& a : argv) {
+    if (a == "{timeout_ms}") {
+      a = std::to_string(timeout_ms);
+    } else if (a == "{heap_mb}") {
+      a = std::to_string(heap_mb);
+    } else if (a == "{code_cache}") {
+      a = wasm_code_ && !spec.wasm_module.empty() ? wasm_code_->JailPath(spec.name, heap_mb) : "";
+      if (a.empty()) {  // no code (yet): the engine compiles, without the flag
+        if (!out.empty() && out.back() == "--code-cache") out.pop_back();
+        continue;
+      }
+    }
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
 bool LocalExecutor::Prestarts(const LanguageSpec& spec) const {
   // A code-mode spec's pre-started engine has its bridge already as fd 3
   // (Jail::StartBridged, PrestartMaker); any other a plain pre-started
@@ -325,7 +351,7 @@ JailPool::Maker LocalExecutor::PrestartMaker(const LanguageSpec& spec, const jai
   return [this, &spec, config]() -> StatusOr<std::unique_ptr<jail::Jail>> {
     AIRLOCK_ASSIGN_OR_RETURN(std::unique_ptr<jail::Jail> j, jail::Jail::Create(*host_, config));
     jail::ExecRequest start;
-    start.argv = ExpandRunArgv(spec.prestart_argv, 0, config.limits.memory_bytes >> 20);
+    start.argv = ExpandArgv(spec, spec.prestart_argv, 0, config.limits.memory_bytes >> 20);
     start.env = BaseEnv();
     start.env.insert(start.env.end(), spec.extra_env.begin(), spec.extra_env.end());
     start.seccomp = &policies_.at(PolicyKey(spec.seccomp));
@@ -465,7 +491,7 @@ RunResult LocalExecutor::RunInJail(const LanguageSpec& spec, const RunRequest& r
 
   report(RunPhase::kRunning);
   jail::ExecRequest run = base;
-  run.argv = ExpandRunArgv(spec.run_argv, timeout_ms, memory_mb);
+  run.argv = ExpandArgv(spec, spec.run_argv, timeout_ms, memory_mb);
   run.argv.insert(run.argv.end(), request.args.begin(), request.args.end());
   run.stdin_data = request.stdin_data;
   run.output_globs = request.output_globs;
@@ -587,7 +613,7 @@ Status LocalExecutor::OpenSession(const SessionSpec& spec) {
   const uint64_t memory_mb = spec.memory_mb ? spec.memory_mb : lang->default_memory_mb;
   const jail::JailConfig config = JailConfigFor(*lang, memory_mb, limits_.workdir_bytes);
   jail::ExecRequest start;
-  start.argv = ExpandRunArgv(lang->session_argv, 0, memory_mb);  // {heap_mb}: the WASM tier's engine
+  start.argv = ExpandArgv(*lang, lang->session_argv, 0, memory_mb);  // {heap_mb}: the WASM tier's engine
   start.env = BaseEnv();
   start.env.insert(start.env.end(), lang->extra_env.begin(), lang->extra_env.end());
   start.seccomp = &policies_.at(PolicyKey(lang->seccomp));

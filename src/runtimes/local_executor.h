@@ -25,6 +25,7 @@
 #include "runtimes/package_dirs.h"
 #include "runtimes/pch_cache.h"
 #include "runtimes/sandbox_session.h"
+#include "runtimes/wasm_code_store.h"
 
 namespace airlock::runtimes {
 
@@ -101,6 +102,15 @@ class LocalExecutor : public CodeExecutor {
   void EnablePrecompiledHeaders(std::unique_ptr<PchCache> cache, const std::vector<std::string>& warm = {});
   PchCache* pch_cache() const { return pch_.get(); }
 
+  // From now on the WASM tier's interpreters (LanguageSpec::wasm_module) load
+  // their compiled code from `store` (wasm_code_store.h) once it is written:
+  // its directory is bound read-only into their jails. The code is written
+  // now, in the background, for each language's default memory and for the
+  // memory sizes in `memory_mb` (the pool's extra sizes). Call before
+  // EnablePool (a jail's binds are part of its shape).
+  void EnableWasmCodeStore(std::unique_ptr<WasmCodeStore> store, const std::vector<uint64_t>& memory_mb = {});
+  WasmCodeStore* wasm_code_store() const { return wasm_code_.get(); }
+
   // From now on a run or session that names operator package directories
   // (RunRequest::packages, SessionSpec::packages) gets them bound read-only
   // into its native jail (package_dirs.h); a name `dirs` lacks is refused.
@@ -119,6 +129,11 @@ class LocalExecutor : public CodeExecutor {
                                                     const jail::JailConfig& config);
   RunResult RunInJail(const LanguageSpec& spec, const RunRequest& request, const ProgressFn& progress,
                       CancelToken& cancel, BridgeHandler* bridge);
+  // `argv` (a language's run, prestart or session command) for a run of
+  // `spec` with `memory_mb` and `timeout_ms` ("{timeout_ms}", "{heap_mb}",
+  // "{code_cache}" replaced; language.h).
+  std::vector<std::string> ExpandArgv(const LanguageSpec& spec, std::vector<std::string> argv, uint64_t timeout_ms,
+                                      uint64_t memory_mb) const;
   // `base`, or its variant with the operator package directories `names`
   // (kept for the executor's life: pooled makers and sessions hold it).
   StatusOr<const LanguageSpec*> WithPackages(const LanguageSpec* base, const std::vector<std::string>& names);
@@ -132,6 +147,7 @@ class LocalExecutor : public CodeExecutor {
   std::map<std::pair<bool, bool>, jail::BpfProgram> policies_;
   std::unique_ptr<BuildCache> build_cache_;
   std::unique_ptr<PchCache> pch_;
+  std::unique_ptr<WasmCodeStore> wasm_code_;
   // Used jails are destroyed here, off the request path; destroyed (and
   // drained) after the pool.
   JailReaper reaper_;

@@ -1,10 +1,6 @@
 #include "runtimes/pch_cache.h"
 
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -97,17 +93,9 @@ StatusOr<std::unique_ptr<PchCache>> PchCache::Open(const std::string& dir) {
   return std::unique_ptr<PchCache>(new PchCache(dir));
 }
 
-PchCache::PchCache(std::string dir) : dir_(std::move(dir)), builder_([this] { Loop(); }) {}
+PchCache::PchCache(std::string dir) : dir_(std::move(dir)) {}
 
-PchCache::~PchCache() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
-    if (child_ > 0) kill(child_, SIGKILL);
-  }
-  cv_.notify_all();
-  builder_.join();
-}
+PchCache::~PchCache() = default;
 
 std::string PchCache::KeyDir(const LanguageSpec& spec) {
   std::string flags;
@@ -133,12 +121,11 @@ std::vector<std::string> PchCache::ArgsFor(const LanguageSpec& spec, std::string
   if (key_dir.empty()) return {};
   const std::string name = FileNameOf(header) + ".h";
   if (!Exists(key_dir + "/" + name + ".gch")) {
-    std::lock_guard<std::mutex> lock(mu_);
     Enqueue({spec.pch->argv, key_dir, header});
     return {};
   }
   std::lock_guard<std::mutex> lock(mu_);
-  ++stats_.used;
+  ++used_;
   return {"-include", std::string(kJailPchDir) + key_dir.substr(dir_.size()) + "/" + name};
 }
 
@@ -146,43 +133,23 @@ void PchCache::Prepare(const LanguageSpec& spec) {
   if (!spec.pch) return;
   const std::string key_dir = KeyDir(spec);
   if (key_dir.empty()) return;
-  std::lock_guard<std::mutex> lock(mu_);
   for (const std::string& header : spec.pch->headers) {
     if (!Exists(key_dir + "/" + FileNameOf(header) + ".h.gch")) Enqueue({spec.pch->argv, key_dir, header});
   }
 }
 
 void PchCache::Enqueue(Job job) {
-  if (!queued_.insert(job.key_dir + "/" + job.header).second) return;  // queued, built or failed once
-  queue_.push_back(std::move(job));
-  cv_.notify_all();
+  // Queued once: built, or failed and not retried.
+  const std::string key = job.key_dir + "/" + job.header;
+  builds_.Enqueue(key, [this, job = std::move(job)] { return Build(job); });
 }
 
-void PchCache::WaitIdle() {
-  std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock, [&] { return stop_ || (queue_.empty() && !busy_); });
-}
+void PchCache::WaitIdle() { builds_.WaitIdle(); }
 
 PchCache::Stats PchCache::stats() const {
+  const HostToolQueue::Stats q = builds_.stats();
   std::lock_guard<std::mutex> lock(mu_);
-  return stats_;
-}
-
-void PchCache::Loop() {
-  std::unique_lock<std::mutex> lock(mu_);
-  for (;;) {
-    cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
-    if (stop_) return;
-    Job job = std::move(queue_.front());
-    queue_.pop_front();
-    busy_ = true;
-    lock.unlock();
-    const Status st = Build(job);
-    lock.lock();
-    busy_ = false;
-    ++(st.ok() ? stats_.built : stats_.failed);
-    cv_.notify_all();
-  }
+  return {.built = q.succeeded, .failed = q.failed, .used = used_};
 }
 
 Status PchCache::Build(const Job& job) {
@@ -205,38 +172,9 @@ Status PchCache::Build(const Job& job) {
   for (const char* a : {"-x", "c++-header", "-o"}) argv.emplace_back(a);
   argv.push_back(tmp);
   argv.push_back(header_file);
-  // Built before fork: the runner is multi-threaded.
-  std::vector<char*> args;
-  for (std::string& a : argv) args.push_back(a.data());
-  args.push_back(nullptr);
-  char* envp[] = {const_cast<char*>("PATH=/usr/bin:/bin"), const_cast<char*>("LC_ALL=C"), nullptr};
-  pid_t pid;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (stop_) return Cancelled("stopping");
-    pid = fork();
-    if (pid == 0) {
-      setpriority(PRIO_PROCESS, 0, 19);
-      const int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
-      dup2(null_fd, 0);
-      dup2(null_fd, 1);
-      dup2(null_fd, 2);
-      execve(args[0], args.data(), envp);
-      _exit(127);
-    }
-    if (pid < 0) return Internal(std::string("fork: ") + strerror(errno));
-    child_ = pid;
-  }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    child_ = -1;
-  }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+  if (Status st = builds_.RunTool(argv, {"PATH=/usr/bin:/bin", "LC_ALL=C"}); !st.ok()) {
     std::filesystem::remove(tmp, ec);
-    return Internal("the compiler failed on <" + job.header + ">");
+    return Internal("the compiler failed on <" + job.header + ">: " + st.message());
   }
   chmod(tmp.c_str(), 0644);
   std::filesystem::rename(tmp, header_file + ".gch", ec);

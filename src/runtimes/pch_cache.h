@@ -37,20 +37,15 @@
 #ifndef AIRLOCK_RUNTIMES_PCH_CACHE_H_
 #define AIRLOCK_RUNTIMES_PCH_CACHE_H_
 
-#include <sys/types.h>
-
-#include <condition_variable>
-#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <vector>
 
 #include "base/status.h"
+#include "runtimes/host_tool_queue.h"
 #include "runtimes/language.h"
 
 namespace airlock::runtimes {
@@ -100,21 +95,16 @@ class PchCache {
   // <dir>/<key> for `spec` (the key hashes the toolchain and the flags), or
   // "" when the compiler cannot be identified.
   std::string KeyDir(const LanguageSpec& spec);
-  void Enqueue(Job job);  // mu_ held
-  void Loop();
-  Status Build(const Job& job);
+  void Enqueue(Job job);
+  Status Build(const Job& job);  // on the queue's thread
 
   const std::string dir_;
   mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Job> queue_;
-  std::set<std::string> queued_;  // key_dir/header: queued, running or failed
   std::map<std::string, std::string> key_dirs_;  // by compiler and flags
-  bool busy_ = false;
-  bool stop_ = false;
-  pid_t child_ = -1;  // the compiler running now, killed by the destructor
-  Stats stats_;
-  std::thread builder_;  // last: started after everything it uses
+  uint64_t used_ = 0;
+  // Last: its thread runs Build, which uses the members above; destroyed
+  // (the compiler killed, the thread joined) first.
+  HostToolQueue builds_;
 };
 
 }  // namespace airlock::runtimes

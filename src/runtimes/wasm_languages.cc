@@ -120,7 +120,9 @@ std::vector<LanguageSpec> WasmTierLanguages(const std::string& airlock_js_path, 
   // Python and PHP run on baseline code only (--wasm-baseline): their
   // interpreter loop is one long call that never moves to Ion's code, and
   // Ion's background compile of the module cost ~0.5-1 s of CPU and ~65 MB
-  // per process for no speed (docs/wasm.md, "Compilation tiers").
+  // per process for no speed (docs/wasm.md, "Compilation tiers"). Once the
+  // runner's WasmCodeStore has written their Ion code ("{code_cache}",
+  // LanguageSpec::wasm_module), they load that instead and compile nothing.
   std::error_code ec;
   const std::filesystem::path py_dir = std::filesystem::canonical(wasm_cache_dir + "/python", ec);
   if (!ec) {
@@ -129,13 +131,14 @@ std::vector<LanguageSpec> WasmTierLanguages(const std::string& airlock_js_path, 
     py.name = "python";
     py.display_name = "Python";
     py.source_file = "main.py";
+    py.wasm_module = (py_dir / "python.wasm").string();
     py.run_argv = {kJailAirlockJsPath, "--wasi", std::string(kJailWasmPythonDir) + "/python.wasm",
-                   "--wasm-baseline", "--tar",
+                   "--code-cache", "{code_cache}", "--wasm-baseline", "--tar",
                    std::string(kJailWasmPythonDir) + "/python-stdlib.tar=/usr", "--env", "PYTHONHOME=/usr",
                    "--env", "PYTHONDONTWRITEBYTECODE=1", "--heap-mb", "{heap_mb}", "--wasm-max-mb", "{heap_mb}",
                    "--deadline-ms", "{timeout_ms}", "--work", "/work=/work", "--", "python", "main.py"};
     py.prestart_argv = {kJailAirlockJsPath, "--wasi", std::string(kJailWasmPythonDir) + "/python.wasm",
-                        "--wasm-baseline", "--tar",
+                        "--code-cache", "{code_cache}", "--wasm-baseline", "--tar",
                         std::string(kJailWasmPythonDir) + "/python-stdlib.tar=/usr", "--env", "PYTHONHOME=/usr",
                         "--env", "PYTHONDONTWRITEBYTECODE=1", "--heap-mb", "{heap_mb}", "--wasm-max-mb", "{heap_mb}",
                         "--work", "/work=/work", "--resume-fd", "3", "--", "python", "-c",
@@ -145,7 +148,8 @@ std::vector<LanguageSpec> WasmTierLanguages(const std::string& airlock_js_path, 
     // engine offers at the guest's fd 1000 (--control-fd; the work dir
     // crosses each turn's boundary there).
     py.session_argv = {kJailAirlockJsPath, "--wasi", std::string(kJailWasmPythonDir) + "/python.wasm",
-                       "--wasm-baseline", "--tar", std::string(kJailWasmPythonDir) + "/python-stdlib.tar=/usr",
+                       "--code-cache", "{code_cache}", "--wasm-baseline", "--tar",
+                       std::string(kJailWasmPythonDir) + "/python-stdlib.tar=/usr",
                        "--env", "PYTHONHOME=/usr", "--env", "PYTHONDONTWRITEBYTECODE=1", "--heap-mb", "{heap_mb}",
                        "--wasm-max-mb", "{heap_mb}", "--work", "/work=/work", "--control-fd", "3", "--", "python",
                        "-c", std::string(WasmPythonSessionHarness())};
@@ -161,6 +165,9 @@ std::vector<LanguageSpec> WasmTierLanguages(const std::string& airlock_js_path, 
     rb.name = "ruby";
     rb.display_name = "Ruby";
     rb.source_file = "main.rb";
+    // No compiled-code cache for Ruby (LanguageSpec::wasm_module): its Ion
+    // code is 55 MB, which each process would hold as its own memory (an
+    // idle pooled Ruby went from 99 to 146 MiB PSS; docs/wasm.md).
     rb.run_argv = {kJailAirlockJsPath, "--wasi-ruby", std::string(kJailWasmRubyDir) + "/ruby.wasm", "--heap-mb",
                    "{heap_mb}", "--wasm-max-mb", "{heap_mb}", "--deadline-ms", "{timeout_ms}", "--work",
                    "/work=/work", "--", "ruby", "main.rb"};
@@ -191,6 +198,7 @@ std::vector<LanguageSpec> WasmTierLanguages(const std::string& airlock_js_path, 
     php.display_name = "PHP";
     php.source_file = "main.php";
     const std::string wasm = std::string(kJailWasmPhpDir) + "/php.wasm";
+    php.wasm_module = (php_dir / "php.wasm").string();
     // No php.ini in the build: the settings in which Debian's php.ini for
     // the CLI differs from PHP's built-in defaults, so a program prints and
     // fails as it does in the native tier (errors on stderr as "PHP Fatal
@@ -199,22 +207,26 @@ std::vector<LanguageSpec> WasmTierLanguages(const std::string& airlock_js_path, 
     const std::vector<std::string> ini = {"-d", "display_errors=0", "-d", "log_errors=1",
                                           "-d", "error_reporting=22527", "-d", "memory_limit=-1",
                                           "-d", "short_open_tag=0", "-d", "zend.exception_ignore_args=1"};
-    php.run_argv = {kJailAirlockJsPath, "--wasi", wasm, "--wasm-baseline", "--heap-mb", "{heap_mb}", "--wasm-max-mb",
-                    "{heap_mb}", "--deadline-ms", "{timeout_ms}", "--work", "/work=/work", "--", "php"};
+    php.run_argv = {kJailAirlockJsPath, "--wasi",        wasm,         "--code-cache", "{code_cache}",
+                    "--wasm-baseline",  "--heap-mb",     "{heap_mb}",  "--wasm-max-mb", "{heap_mb}",
+                    "--deadline-ms",    "{timeout_ms}",  "--work",     "/work=/work",   "--",
+                    "php"};
     php.run_argv.insert(php.run_argv.end(), ini.begin(), ini.end());
     php.run_argv.push_back("main.php");
     // Pre-started: the module compiled and PHP's modules started; the
     // harness (php -r) reads the hand-over from its stdin, then requires
     // main.php.
-    php.prestart_argv = {kJailAirlockJsPath, "--wasi", wasm, "--wasm-baseline", "--heap-mb", "{heap_mb}",
-                         "--wasm-max-mb", "{heap_mb}", "--work", "/work=/work", "--resume-fd", "3", "--", "php"};
+    php.prestart_argv = {kJailAirlockJsPath, "--wasi", wasm, "--code-cache", "{code_cache}", "--wasm-baseline",
+                         "--heap-mb", "{heap_mb}", "--wasm-max-mb", "{heap_mb}", "--work", "/work=/work",
+                         "--resume-fd", "3", "--", "php"};
     php.prestart_argv.insert(php.prestart_argv.end(), ini.begin(), ini.end());
     php.prestart_argv.insert(php.prestart_argv.end(), {"-r", std::string(WasmPhpPrestartHarness())});
     php.prestart_takes_timeout = true;
     // Sessions: eval() at global scope, turns over the guest's fd 1000 (the
     // engine's control channel, --control-fd); no stdin, as natively.
-    php.session_argv = {kJailAirlockJsPath, "--wasi", wasm, "--wasm-baseline", "--heap-mb", "{heap_mb}",
-                        "--wasm-max-mb", "{heap_mb}", "--work", "/work=/work", "--control-fd", "3", "--", "php"};
+    php.session_argv = {kJailAirlockJsPath, "--wasi", wasm, "--code-cache", "{code_cache}", "--wasm-baseline",
+                        "--heap-mb", "{heap_mb}", "--wasm-max-mb", "{heap_mb}", "--work", "/work=/work",
+                        "--control-fd", "3", "--", "php"};
     php.session_argv.insert(php.session_argv.end(), ini.begin(), ini.end());
     php.session_argv.insert(php.session_argv.end(), {"-r", std::string(WasmPhpSessionHarness())});
     php.session_stdin = false;

@@ -154,7 +154,7 @@ StatusOr<TarStats> LoadTar(std::string_view archive, Vfs& vfs, const NodePtr& de
       stats.dirs++;
     } else if (type == '0' || type == '\0' || type == '7') {
       if (path.empty()) return InvalidArgument("tar: file entry without a name");
-      AIRLOCK_RETURN_IF_ERROR(vfs.AddFile(dest, path, data).WithContext("tar"));
+      AIRLOCK_RETURN_IF_ERROR(vfs.AddFile(dest, path, data, options.backing).WithContext("tar"));
       stats.files++;
       stats.bytes += data.size();
     } else {

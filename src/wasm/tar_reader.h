@@ -16,6 +16,7 @@
 #define AIRLOCK_WASM_TAR_READER_H_
 
 #include <cstdint>
+#include <memory>
 #include <string_view>
 
 #include "base/status.h"
@@ -32,6 +33,10 @@ struct TarStats {
 
 struct TarOptions {
   bool read_only = true;  // mark `dest` and everything loaded read-only
+  // The owner of the buffer `archive` lies in (a read-only mapping of the
+  // archive file, say): files then borrow their bytes from it instead of
+  // copying them (Vfs::AddFile), and keep it alive.
+  std::shared_ptr<const void> backing;
 };
 
 StatusOr<TarStats> LoadTar(std::string_view archive, Vfs& vfs, const NodePtr& dest,

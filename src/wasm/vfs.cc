@@ -80,7 +80,7 @@ void ExportInto(const NodePtr& dir, const std::string& prefix, std::vector<VfsFi
     if (child->is_dir()) {
       ExportInto(child, path, out);
     } else {
-      out->push_back({std::move(path), child->data()});
+      out->push_back({std::move(path), std::string(child->data())});
     }
   }
 }
@@ -96,7 +96,7 @@ Node::Node(bool is_dir, uint64_t ino, uint64_t now_ns, std::shared_ptr<VfsUsage>
 
 Node::~Node() {
   usage_->nodes--;
-  usage_->bytes -= data_.size();
+  usage_->bytes -= data().size();
 }
 
 NodePtr Node::Child(std::string_view name) const {
@@ -223,14 +223,20 @@ Errno Vfs::Rename(const NodePtr& old_parent, std::string_view old_name, const No
 Errno Vfs::Read(const NodePtr& file, uint64_t offset, std::span<uint8_t> out, size_t* n) const {
   if (file->is_dir()) return Errno::kIsdir;
   *n = 0;
-  if (offset >= file->data_.size()) return Errno::kSuccess;
-  size_t count = std::min<uint64_t>(out.size(), file->data_.size() - offset);
-  if (count > 0) std::memcpy(out.data(), file->data_.data() + offset, count);
+  const std::string_view data = file->data();
+  if (offset >= data.size()) return Errno::kSuccess;
+  size_t count = std::min<uint64_t>(out.size(), data.size() - offset);
+  if (count > 0) std::memcpy(out.data(), data.data() + offset, count);
   *n = count;
   return Errno::kSuccess;
 }
 
 Errno Vfs::Resize(Node& file, uint64_t size) {
+  if (file.backing_) {  // first change: the file gets its own copy
+    file.data_.assign(file.view_);
+    file.view_ = {};
+    file.backing_.reset();
+  }
   uint64_t old = file.data_.size();
   if (size > old) {
     uint64_t grow = size - old;
@@ -249,8 +255,8 @@ Errno Vfs::Write(const NodePtr& file, uint64_t offset, std::string_view bytes) {
   if (bytes.empty()) return Errno::kSuccess;
   if (offset > ~0ull - bytes.size()) return Errno::kFbig;
   uint64_t end = offset + bytes.size();
-  if (end > file->data_.size()) {
-    if (Errno e = Resize(*file, end); e != Errno::kSuccess) return e;
+  if (end > file->data_.size() || file->backing_) {
+    if (Errno e = Resize(*file, std::max<uint64_t>(end, file->size())); e != Errno::kSuccess) return e;
   }
   std::memcpy(file->data_.data() + offset, bytes.data(), bytes.size());
   Touch(*file);
@@ -297,7 +303,8 @@ StatusOr<NodePtr> Vfs::MakeDirs(const NodePtr& dir, std::string_view path) {
   return cur;
 }
 
-Status Vfs::AddFile(const NodePtr& dir, std::string_view path, std::string_view bytes) {
+Status Vfs::AddFile(const NodePtr& dir, std::string_view path, std::string_view bytes,
+                    std::shared_ptr<const void> backing) {
   std::vector<std::string_view> parts = Components(path);
   if (parts.empty()) return InvalidArgument("empty file path");
   std::string_view name = parts.back();
@@ -314,11 +321,22 @@ Status Vfs::AddFile(const NodePtr& dir, std::string_view path, std::string_view 
     }
   }
   if (file->read_only_) return PermissionDenied("'" + std::string(path) + "' is read-only");
-  if (Errno e = Resize(*file, bytes.size()); e != Errno::kSuccess) {
+  if (Errno e = Resize(*file, backing ? 0 : bytes.size()); e != Errno::kSuccess) {
     if (created) UnlinkFile(parent, name);
     return ResourceExhausted("no space for '" + std::string(path) + "'");
   }
-  if (!bytes.empty()) std::memcpy(file->data_.data(), bytes.data(), bytes.size());
+  if (backing) {
+    // Charged as if copied: the limits do not depend on how it is stored.
+    if (bytes.size() > usage_->limits.max_bytes || usage_->bytes > usage_->limits.max_bytes - bytes.size()) {
+      if (created) UnlinkFile(parent, name);
+      return ResourceExhausted("no space for '" + std::string(path) + "'");
+    }
+    usage_->bytes += bytes.size();
+    file->view_ = bytes;
+    file->backing_ = std::move(backing);
+  } else if (!bytes.empty()) {
+    std::memcpy(file->data_.data(), bytes.data(), bytes.size());
+  }
   Touch(*file);
   return OkStatus();
 }

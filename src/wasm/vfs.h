@@ -64,11 +64,12 @@ class Node {
   bool read_only() const { return read_only_; }
   bool unlinked() const { return unlinked_; }
   uint64_t ino() const { return ino_; }
-  uint64_t size() const { return is_dir_ ? children_.size() : data_.size(); }
+  uint64_t size() const { return is_dir_ ? children_.size() : data().size(); }
   FileType type() const { return is_dir_ ? FileType::kDirectory : FileType::kRegularFile; }
 
-  // Contents of a regular file (empty for a directory).
-  const std::string& data() const { return data_; }
+  // Contents of a regular file (empty for a directory). Valid until the
+  // file is next written, truncated or destroyed.
+  std::string_view data() const { return backing_ ? view_ : std::string_view(data_); }
   // Entries of a directory, sorted by name (empty for a file).
   const std::map<std::string, NodePtr, std::less<>>& children() const { return children_; }
   NodePtr Child(std::string_view name) const;
@@ -81,7 +82,12 @@ class Node {
   const uint64_t ino_;
   bool read_only_ = false;
   bool unlinked_ = false;
+  // Own contents, or (backing_ set) contents borrowed from a buffer the
+  // node keeps alive (Vfs::AddFile with a backing): copied into data_ on
+  // the first write.
   std::string data_;
+  std::string_view view_;
+  std::shared_ptr<const void> backing_;
   std::map<std::string, NodePtr, std::less<>> children_;
   std::shared_ptr<VfsUsage> usage_;
 };
@@ -141,7 +147,12 @@ class Vfs {
   StatusOr<NodePtr> MakeDirs(std::string_view path);
   StatusOr<NodePtr> MakeDirs(const NodePtr& dir, std::string_view path);
   // Adds (or replaces) a regular file, creating its parent directories.
-  Status AddFile(const NodePtr& dir, std::string_view path, std::string_view bytes);
+  // With a `backing` (an owner of the buffer `bytes` lies in, such as a
+  // read-only mapping of an archive), the file borrows `bytes` instead of
+  // copying them, and keeps `backing` alive: many processes mapping one
+  // archive then share its pages. Counted against max_bytes all the same.
+  Status AddFile(const NodePtr& dir, std::string_view path, std::string_view bytes,
+                 std::shared_ptr<const void> backing = nullptr);
   // Marks `node` and everything below it read-only.
   static void SetReadOnly(const NodePtr& node);
   // Every regular file under `dir`, depth-first in name order.

@@ -14,6 +14,7 @@
 #include "jail/host.h"
 #include "runtimes/jail_pool.h"
 #include "runtimes/local_executor.h"
+#include "runtimes/wasm_code_store.h"
 #include "selftest/host_bait.h"
 #include "test_jail_host.h"
 
@@ -23,8 +24,11 @@ class ContainmentEnv {
  public:
   // With `pool`, runs take jails from a pool (LocalExecutor::EnablePool).
   // `wasm_tier`: the executor also has the WASM tier's languages (airlock-js
-  // from the build, the interpreters from the WASM cache).
-  explicit ContainmentEnv(std::optional<runtimes::JailPoolOptions> pool = std::nullopt, bool wasm_tier = false) {
+  // from the build, the interpreters from the WASM cache). `wasm_code`: and
+  // they load their compiled code (runtimes/wasm_code_store.h, the machine's
+  // directory as `airlock serve` uses it), written before the first case.
+  explicit ContainmentEnv(std::optional<runtimes::JailPoolOptions> pool = std::nullopt, bool wasm_tier = false,
+                          bool wasm_code = false) {
     auto bait = HostBait::Create();
     if (!bait.ok()) {
       error_ = "bait: " + bait.status().ToString();
@@ -54,6 +58,17 @@ class ContainmentEnv {
       return;
     }
     executor_ = std::move(executor).value();
+    if (wasm_tier && wasm_code) {
+      auto store = runtimes::WasmCodeStore::Open(runtimes::DefaultWasmCacheDir() + "-code",
+                                                 std::string(AIRLOCK_BINARY_DIR) + "/airlock-js");
+      if (!store.ok()) {
+        error_ = "wasm code store: " + store.status().ToString();
+        return;
+      }
+      runtimes::WasmCodeStore* s = store->get();
+      executor_->EnableWasmCodeStore(std::move(*store));
+      s->WaitIdle();
+    }
     if (pool) executor_->EnablePool(*pool, {});
   }
 

@@ -1,6 +1,9 @@
 // The WASI tier's in-memory filesystem: path resolution that never leaves
 // its start directory, read-only subtrees, byte/node limits, POSIX-like
 // unlink/rename, import/export helpers.
+#include <memory>
+#include <string>
+
 #include <gtest/gtest.h>
 
 #include "wasm/vfs.h"
@@ -37,6 +40,41 @@ TEST_F(VfsTest, AddFileCreatesParentsAndExportListsFilesInOrder) {
   EXPECT_FALSE(vfs_.AddFile(work, "b", "x").ok());        // a directory
   EXPECT_FALSE(vfs_.AddFile(work, "../x", "x").ok());     // escapes
   EXPECT_FALSE(vfs_.AddFile(work, "a.txt/x", "x").ok());  // parent is a file
+}
+
+TEST_F(VfsTest, ABorrowedFileSharesItsBufferUntilItIsWritten) {
+  NodePtr work = Dir("work");
+  auto buffer = std::make_shared<std::string>("shared bytes");
+  const std::string_view bytes(*buffer);
+  std::weak_ptr<std::string> alive = buffer;
+  ASSERT_TRUE(vfs_.AddFile(work, "lib/f", bytes, buffer).ok());
+  buffer.reset();  // the file keeps its backing alive
+  NodePtr f;
+  ASSERT_EQ(vfs_.Lookup(work, "lib/f", &f), Errno::kSuccess);
+  EXPECT_EQ(f->data().data(), bytes.data()) << "not copied";
+  EXPECT_EQ(f->size(), 12u);
+  EXPECT_EQ(vfs_.bytes_used(), 12u) << "charged as if copied";
+  uint8_t out[6];
+  size_t n = 0;
+  ASSERT_EQ(vfs_.Read(f, 7, out, &n), Errno::kSuccess);
+  EXPECT_EQ(std::string(reinterpret_cast<char*>(out), n), "bytes");
+  EXPECT_FALSE(alive.expired());
+
+  // A write gives the file its own copy; the shared buffer is untouched.
+  ASSERT_EQ(vfs_.Write(f, 0, "SHARED"), Errno::kSuccess);
+  EXPECT_EQ(f->data(), "SHARED bytes");
+  EXPECT_NE(f->data().data(), bytes.data());
+  EXPECT_TRUE(alive.expired()) << "the backing is let go";
+  EXPECT_EQ(vfs_.bytes_used(), 12u);
+  ASSERT_EQ(vfs_.Truncate(f, 3), Errno::kSuccess);
+  EXPECT_EQ(f->data(), "SHA");
+  EXPECT_EQ(vfs_.bytes_used(), 3u);
+
+  // The byte limit holds for borrowed files too; a refused one is not left.
+  auto big = std::make_shared<std::string>(2000, 'x');
+  EXPECT_FALSE(vfs_.AddFile(work, "big", *big, big).ok());
+  EXPECT_EQ(vfs_.Lookup(work, "big", &f), Errno::kNoent);
+  EXPECT_EQ(vfs_.bytes_used(), 3u);
 }
 
 TEST_F(VfsTest, LookupNeverLeavesTheStartDirectory) {

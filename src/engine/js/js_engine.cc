@@ -19,6 +19,7 @@
 #include <jsfriendapi.h>
 
 #include "engine/js/async_body.h"
+#include "engine/js/wasm_code.h"
 
 namespace airlock::engine::js {
 namespace {
@@ -65,6 +66,9 @@ Status JsEngine::Init() {
   JS::ContextOptionsRef(cx_).setWasm(options_.enable_wasm);
   if (!::js::UseInternalJobQueues(cx_)) return Internal("UseInternalJobQueues failed");
   if (!JS::InitSelfHostedCode(cx_)) return Internal("InitSelfHostedCode failed");
+  // Before the standard classes: WebAssembly.compileStreaming exists only
+  // in a context that has a stream callback (wasm_code.h).
+  if (options_.enable_wasm) InstallWasmStreaming(cx_);
   JS_AddInterruptCallback(cx_, &JsEngine::InterruptCallback);
   JS::SetOutOfMemoryCallback(cx_, &JsEngine::OutOfMemoryCallback, this);
   JS_SetGCCallback(cx_, &JsEngine::GcCallback, this);

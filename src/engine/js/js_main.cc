@@ -307,6 +307,7 @@ int Main(int argc, char** argv) {
     return ::write(1, line.data(), line.size()) == static_cast<ssize_t>(line.size()) ? kExitOk : kExitUsage;
   }
   if (argc >= 2 && std::string_view(argv[1]) == "--wasi") return WasiMain(argc, argv);
+  if (argc >= 2 && std::string_view(argv[1]) == "--wasm-code-cache") return WasmCodeCacheMain(argc, argv);
   if (argc >= 2 && std::string_view(argv[1]) == "--wasi-ruby") return RubyMain(argc, argv);
   if (argc >= 2 && std::string_view(argv[1]) == "--session") return SessionMain(argc, argv);
   StatusOr<Flags> flags = ParseFlags(argc, argv);

@@ -2,6 +2,8 @@
 
 #include <fcntl.h>
 #include <malloc.h>
+#include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -23,8 +25,10 @@
 #include "base/status.h"
 #include "base/unique_fd.h"
 #include "engine/js/js_engine.h"
+#include "engine/js/wasm_code.h"
 #include "engine/js/wasm_command.h"
 #include "engine/js/write_all.h"
+#include "wasm/code_cache_file.h"
 #include "wasm/module_limits.h"
 #include "wasm/tar_reader.h"
 #include "wasm/vfs.h"
@@ -66,6 +70,9 @@ struct WasiFlags {
   // the guest's fd kGuestControlFd (wasi_runner.h); stdin is not read.
   int control_fd = -1;
   uint32_t control_guest_fd = kGuestControlFd;  // --control-guest-fd: 0 (stdin) or 100..1023
+  // --code-cache FILE: the module's compiled code (wasm/code_cache_file.h), used
+  // if it matches the module, its cap and this engine; compiled otherwise.
+  std::string code_cache;
 };
 
 void Write(int fd, std::string_view s) { (void)WriteAll(fd, s); }
@@ -110,6 +117,11 @@ StatusOr<WasiFlags> ParseWasiFlags(int argc, char** argv) {
       f.env.emplace_back(v);
       continue;
     }
+    if (a == "--code-cache") {
+      if (v.empty() || v.front() != '/') return InvalidArgument("--code-cache expects an absolute path");
+      f.code_cache = std::string(v);
+      continue;
+    }
     if (a == "--tar" || a == "--work") {
       AIRLOCK_ASSIGN_OR_RETURN(auto p, Pair(a, v));
       if (a == "--tar") {
@@ -144,9 +156,8 @@ StatusOr<WasiFlags> ParseWasiFlags(int argc, char** argv) {
   return f;
 }
 
-StatusOr<std::string> ReadFile(const std::string& path, uint64_t max) {
-  // One read into a buffer of the file's size: a 20 MB module through an
-  // ostringstream cost ~30 ms of copies.
+// `path` opened for reading, with its size, if that is at most `max`.
+StatusOr<std::pair<UniqueFd, size_t>> OpenAtMost(const std::string& path, uint64_t max) {
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd) return NotFound("cannot open " + path);
   struct stat st{};
@@ -154,7 +165,15 @@ StatusOr<std::string> ReadFile(const std::string& path, uint64_t max) {
   if (static_cast<uint64_t>(st.st_size) > max) {
     return ResourceExhausted(path + " is larger than " + std::to_string(max) + " bytes");
   }
-  std::string s(static_cast<size_t>(st.st_size), '\0');
+  return std::make_pair(std::move(fd), static_cast<size_t>(st.st_size));
+}
+
+StatusOr<std::string> ReadFile(const std::string& path, uint64_t max) {
+  // One read into a buffer of the file's size: a 20 MB module through an
+  // ostringstream cost ~30 ms of copies.
+  AIRLOCK_ASSIGN_OR_RETURN(auto opened, OpenAtMost(path, max));
+  auto& [fd, size] = opened;
+  std::string s(size, '\0');
   size_t off = 0;
   while (off < s.size()) {
     ssize_t n = ::read(fd.get(), s.data() + off, s.size() - off);
@@ -165,6 +184,24 @@ StatusOr<std::string> ReadFile(const std::string& path, uint64_t max) {
   }
   s.resize(off);
   return s;
+}
+
+// A file mapped read-only; the mapping lasts as long as `owner` is shared.
+struct MappedFile {
+  std::shared_ptr<const void> owner;
+  std::string_view bytes;
+};
+
+StatusOr<MappedFile> MapFile(const std::string& path, uint64_t max) {
+  AIRLOCK_ASSIGN_OR_RETURN(auto opened, OpenAtMost(path, max));
+  auto& [fd, length] = opened;
+  MappedFile out;
+  if (length == 0) return out;
+  void* base = ::mmap(nullptr, length, PROT_READ, MAP_PRIVATE, fd.get(), 0);
+  if (base == MAP_FAILED) return ErrnoError("mmap " + path);
+  out.owner = std::shared_ptr<const void>(base, [length](const void* p) { ::munmap(const_cast<void*>(p), length); });
+  out.bytes = std::string_view(static_cast<const char*>(base), length);
+  return out;
 }
 
 std::string ReadStdin() {
@@ -267,7 +304,7 @@ HandOver ReadHandOver(int fd) {
 
 int WasiMain(int argc, char** argv) {
   return WasiMainWith(argc, argv, [](WasiGuest& guest) {
-    return RunWasmCommand(guest.engine, guest.module, guest.imports);
+    return RunWasmCommand(guest.engine, guest.module, guest.imports, "_start", guest.compiled);
   });
 }
 
@@ -279,26 +316,22 @@ int WasiMainWith(int argc, char** argv, const WasiDriver& driver) {
     Write(2, "airlock-js: " + flags.status().message() + "\n");
     return kExitUsage;
   }
-  StatusOr<std::string> module = ReadFile(flags->module, 512u << 20);
-  if (!module.ok()) {
-    Write(2, "airlock-js: " + module.status().message() + "\n");
-    return kExitUsage;
-  }
-  StatusOr<std::string> capped = wasm::CapMemory(*module, flags->wasm_max_mb << 20);
-  if (!capped.ok()) {
-    Write(2, "airlock-js: " + capped.status().message() + "\n");
-    return kExitUsage;
-  }
-  module->clear();
-  module->shrink_to_fit();
+  // The module's bytes, memory capped; read once the engine exists, and
+  // not at all when its compiled code loads (--code-cache).
+  std::string capped;
 
   // The virtual filesystem: runtime trees read-only, the work dir writable.
   wasm::Vfs vfs(wasm::VfsLimits{.max_bytes = 1ull << 30, .max_nodes = 200000});
   wasm::WasiOptions wo;
   for (const auto& [archive, guest] : flags->tars) {
-    StatusOr<std::string> bytes = ReadFile(archive, 1ull << 30);
-    StatusOr<wasm::NodePtr> dir = bytes.ok() ? vfs.MakeDirs(guest) : StatusOr<wasm::NodePtr>(bytes.status());
-    Status st = dir.ok() ? wasm::LoadTar(*bytes, vfs, *dir).status() : dir.status();
+    // Mapped, not read: the files borrow their bytes from the mapping, so
+    // every process of the machine shares one copy of a standard library
+    // in the page cache.
+    StatusOr<MappedFile> mapped = MapFile(archive, 1ull << 30);
+    StatusOr<wasm::NodePtr> dir = mapped.ok() ? vfs.MakeDirs(guest) : StatusOr<wasm::NodePtr>(mapped.status());
+    Status st = dir.ok() ? wasm::LoadTar(mapped->bytes, vfs, *dir, {.read_only = true, .backing = mapped->owner})
+                               .status()
+                         : dir.status();
     if (!st.ok()) {
       Write(2, "airlock-js: " + archive + ": " + st.message() + "\n");
       return kExitUsage;
@@ -337,8 +370,8 @@ int WasiMainWith(int argc, char** argv, const WasiDriver& driver) {
     // The engine's copies go with a full GC: the ArrayBuffer the bytes
     // were compiled from and the WebAssembly.Module, which keeps the
     // bytecode; the instance needs only the compiled code.
-    capped->clear();
-    capped->shrink_to_fit();
+    capped.clear();
+    capped.shrink_to_fit();
     JS_GC(engine_ptr->cx(), JS::GCReason::API);
     malloc_trim(0);
     handed = ReadHandOver(flags->resume_fd);
@@ -447,9 +480,33 @@ int WasiMainWith(int argc, char** argv, const WasiDriver& driver) {
   }
   engine_ptr = engine->get();
   if (flags->baseline_only) JS::ContextOptionsRef((*engine)->cx()).setWasmIon(false);
-  WasiGuest guest{**engine, *capped, imports, wasi, flags->argv, driver_hand_over};
+  // The compiled code, if there is a cache for exactly this module and the
+  // engine takes it (its mapping goes once the engine has its own copy); a
+  // missing, stale or rejected one only means compiling the bytes, as
+  // without --code-cache.
+  JS::PersistentRootedObject compiled((*engine)->cx());
+  if (!flags->code_cache.empty()) {
+    StatusOr<wasm::CodeCacheKey> key =
+        wasm::CodeCacheKeyFor(flags->module, flags->wasm_max_mb << 20, WasmCodeBuildId());
+    StatusOr<wasm::MappedCode> mapped =
+        key.ok() ? wasm::ReadCodeCache(flags->code_cache, *key) : StatusOr<wasm::MappedCode>(key.status());
+    JS::RootedObject loaded((*engine)->cx());
+    if (mapped.ok() && LoadWasmModule(**engine, mapped->encoding(), &loaded)) compiled = loaded;
+  }
+  if (!compiled) {
+    StatusOr<std::string> module = ReadFile(flags->module, 512u << 20);
+    StatusOr<std::string> capped_module =
+        module.ok() ? wasm::CapMemory(*module, flags->wasm_max_mb << 20) : module.status();
+    if (!capped_module.ok()) {
+      Write(2, "airlock-js: " + capped_module.status().message() + "\n");
+      return kExitUsage;
+    }
+    capped = std::move(*capped_module);
+  }
+  WasiGuest guest{**engine, capped, imports, wasi, flags->argv, driver_hand_over, compiled};
   WasmOutcome outcome = driver(guest);
-  capped->clear();
+  capped.clear();
+  compiled.reset();
 
   if (work) {
     if (Status st = SaveWorkDir(work, flags->work->first); !st.ok()) Write(2, "airlock-js: " + st.message() + "\n");
@@ -495,6 +552,62 @@ int WasiMainWith(int argc, char** argv, const WasiDriver& driver) {
   // Tearing down an engine that holds a compiled interpreter and its heap
   // (CPython: ~180 MiB) only costs time; the process ends here.
   _exit(code);
+}
+
+int WasmCodeCacheMain(int argc, char** argv) {
+  if (argc != 4 && !(argc == 6 && std::string_view(argv[4]) == "--wasm-max-mb")) {
+    Write(2, "usage: airlock-js --wasm-code-cache MODULE OUT [--wasm-max-mb N]\n");
+    return kExitUsage;
+  }
+  const std::string module_path = argv[2];
+  const std::string out_path = argv[3];
+  uint64_t cap_mb = 256;  // --wasi's default
+  if (argc == 6) {
+    std::optional<uint64_t> n = Number(argv[5]);
+    if (!n || *n < 1 || *n > 4096) {
+      Write(2, "airlock-js: bad value for --wasm-max-mb\n");
+      return kExitUsage;
+    }
+    cap_mb = *n;
+  }
+  StatusOr<std::string> module = ReadFile(module_path, 512u << 20);
+  StatusOr<std::string> capped = module.ok() ? wasm::CapMemory(*module, cap_mb << 20) : module.status();
+  if (!capped.ok()) {
+    Write(2, "airlock-js: " + capped.status().message() + "\n");
+    return kExitUsage;
+  }
+  EngineOptions options;
+  options.heap_bytes = 1024u << 20;
+  options.enable_wasm = true;
+  StatusOr<std::unique_ptr<JsEngine>> engine = JsEngine::Create(options);
+  if (!engine.ok()) {
+    Write(2, "airlock-js: cannot start the engine: " + engine.status().ToString() + "\n");
+    return 1;
+  }
+  StatusOr<wasm::CodeCacheKey> key = wasm::CodeCacheKeyFor(module_path, cap_mb << 20, WasmCodeBuildId());
+  if (!key.ok()) {
+    Write(2, "airlock-js: " + module_path + ": " + key.status().ToString() + "\n");
+    return 1;
+  }
+  // One writer at a time per file (runners may share the directory); a
+  // file that already matches is kept.
+  UniqueFd lock(::open((out_path + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644));
+  if (!lock || ::flock(lock.get(), LOCK_EX) != 0) {
+    Write(2, "airlock-js: cannot lock " + out_path + ".lock\n");
+    return 1;
+  }
+  if (wasm::ReadCodeCache(out_path, *key).ok()) {
+    Write(1, out_path + ": up to date\n");
+    return 0;
+  }
+  StatusOr<std::string> encoding = EncodeWasmModule(**engine, *capped);
+  Status written = encoding.ok() ? wasm::WriteCodeCache(out_path, *key, *encoding) : encoding.status();
+  if (!written.ok()) {
+    Write(2, "airlock-js: " + module_path + ": " + written.ToString() + "\n");
+    return 1;
+  }
+  Write(1, out_path + ": " + std::to_string(encoding->size()) + " bytes of code\n");
+  return 0;
 }
 
 }  // namespace airlock::engine::js

@@ -6,6 +6,7 @@
 //   airlock-js --wasi MODULE.wasm [--heap-mb N] [--deadline-ms N] [--wasm-max-mb N]
 //              [--max-output-bytes N] [--tar ARCHIVE=GUEST_DIR]... [--work HOST_DIR=GUEST_DIR]
 //              [--env NAME=VALUE]... [--wasm-baseline] [--resume-fd N] [--control-fd N]
+//              [--code-cache FILE]
 //              -- ARGV0 [ARG...]
 //
 // The guest sees only the virtual filesystem: each --tar archive loaded
@@ -17,7 +18,10 @@
 // up front; stdout and stderr are written when the guest ends.
 //
 // --wasm-baseline compiles the module with the baseline compiler only (no
-// Ion tier in the background). --resume-fd N: pre-started (below).
+// Ion tier in the background). --code-cache FILE loads the module's code
+// from FILE instead of compiling it, if FILE was made for this module, cap
+// and engine (WasmCodeCacheMain below); otherwise it compiles as usual.
+// --resume-fd N: pre-started (below).
 // --control-fd N: a session; host fd N is the guest's kGuestControlFd (or
 // --control-guest-fd G: 0, in place of stdin, or 100-1023), the
 // work dir is loaded at each turn's start and written back before the
@@ -43,6 +47,12 @@ namespace airlock::engine::js {
 // argv[1] is "--wasi".
 int WasiMain(int argc, char** argv);
 
+// `airlock-js --wasm-code-cache MODULE OUT [--wasm-max-mb N]`: compiles
+// MODULE, capped as `--wasi --wasm-max-mb N` caps it, with Ion, and writes
+// its code to OUT (wasm/code_cache_file.h) for `--wasi ... --code-cache OUT`.
+// Runs no guest code. Exit 0 when written.
+int WasmCodeCacheMain(int argc, char** argv);
+
 // A session (--control-fd N): the guest reads its turns from, and answers
 // on, this descriptor (host fd N behind it; src/runtimes/session_harness.cc
 // names the same number). Far above the preopens, which wasi-libc finds by
@@ -52,7 +62,7 @@ inline constexpr uint32_t kGuestControlFd = 1000;
 // What runs the guest once its filesystem, WASI context and engine exist.
 struct WasiGuest {
   JsEngine& engine;
-  std::string_view module;                // the module's bytes, memory already capped
+  std::string_view module;                // the module's bytes, memory already capped (or `compiled`)
   std::vector<HostImport>& imports;       // the WASI preview1 imports; add more before instantiating
   wasm::WasiContext& wasi;
   const std::vector<std::string>& argv;   // the guest's argv (after --)
@@ -62,6 +72,9 @@ struct WasiGuest {
   // returns the run's arguments; the guest's stdin is then the run's own.
   // Empty when not pre-started.
   std::function<std::vector<std::string>()> hand_over;
+  // The module, already compiled: loaded from --code-cache (wasm_code.h),
+  // or null. When set, `module` is empty: pass both to WasmInstance::Create.
+  JS::HandleObject compiled;
 };
 using WasiDriver = std::function<WasmOutcome(WasiGuest& guest)>;
 

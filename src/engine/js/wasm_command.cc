@@ -13,11 +13,12 @@
 namespace airlock::engine::js {
 namespace {
 
-// new WebAssembly.Instance(new WebAssembly.Module(bytes), imports), from
-// the engine's own copy of WebAssembly taken before any user code ran.
+// new WebAssembly.Instance(module or new WebAssembly.Module(bytes),
+// imports), from the engine's own copy of WebAssembly taken before any user
+// code ran.
 constexpr char kGlue[] =
-    "(function (bytes, imports) {\n"
-    "  return new WebAssembly.Instance(new WebAssembly.Module(bytes), imports);\n"
+    "(function (bytes, module, imports) {\n"
+    "  return new WebAssembly.Instance(module || new WebAssembly.Module(bytes), imports);\n"
     "})";
 
 }  // namespace
@@ -112,7 +113,8 @@ WasmInstance::~WasmInstance() {
 }
 
 std::unique_ptr<WasmInstance> WasmInstance::Create(JsEngine& engine, std::string_view module_bytes,
-                                                   const std::vector<HostImport>& imports, WasmOutcome* failure) {
+                                                   const std::vector<HostImport>& imports, WasmOutcome* failure,
+                                                   JS::HandleObject compiled) {
   JSContext* cx = engine.cx();
   auto state = std::make_shared<State>(cx);
   std::unique_ptr<WasmInstance> instance(new WasmInstance(engine, state));
@@ -121,10 +123,12 @@ std::unique_ptr<WasmInstance> WasmInstance::Create(JsEngine& engine, std::string
     return nullptr;
   };
 
-  // The module bytes, copied into an ArrayBuffer.
-  JS::RootedObject bytes(cx, JS::NewArrayBuffer(cx, module_bytes.size()));
-  if (!bytes) return fail(WasmOutcome::Kind::kError);
-  {
+  // The module: `compiled` if given, otherwise its bytes, copied into an
+  // ArrayBuffer, are compiled below.
+  JS::RootedObject bytes(cx);
+  if (!compiled) {
+    bytes = JS::NewArrayBuffer(cx, module_bytes.size());
+    if (!bytes) return fail(WasmOutcome::Kind::kError);
     bool shared = false;
     JS::AutoCheckCannotGC nogc;
     std::memcpy(JS::GetArrayBufferData(bytes, &shared, nogc), module_bytes.data(), module_bytes.size());
@@ -183,9 +187,10 @@ std::unique_ptr<WasmInstance> WasmInstance::Create(JsEngine& engine, std::string
   if (!engine.EvaluateScript(kGlue, "airlock-wasm", 1, &glue) || !glue.isObject()) {
     return fail(WasmOutcome::Kind::kError);
   }
-  JS::RootedValueArray<2> glue_args(cx);
-  glue_args[0].setObject(*bytes);
-  glue_args[1].setObject(*import_object);
+  JS::RootedValueArray<3> glue_args(cx);
+  if (bytes) glue_args[0].setObject(*bytes);
+  if (compiled) glue_args[1].setObject(*compiled);
+  glue_args[2].setObject(*import_object);
   JS::RootedValue result(cx);
   const bool ok = JS_CallFunctionValue(cx, nullptr, glue, glue_args, &result);
   if (state->exited) {  // proc_exit from a start section
@@ -257,9 +262,9 @@ WasmOutcome WasmInstance::Call(const char* name, std::span<const int32_t> args, 
 }
 
 WasmOutcome RunWasmCommand(JsEngine& engine, std::string_view module_bytes, const std::vector<HostImport>& imports,
-                           const char* entry) {
+                           const char* entry, JS::HandleObject compiled) {
   WasmOutcome failure;
-  std::unique_ptr<WasmInstance> instance = WasmInstance::Create(engine, module_bytes, imports, &failure);
+  std::unique_ptr<WasmInstance> instance = WasmInstance::Create(engine, module_bytes, imports, &failure, compiled);
   if (!instance) return failure;
   WasmOutcome out = instance->Call(entry, {});
   out.memory_bytes = instance->Memory().size();

@@ -90,9 +90,12 @@ class WasmInstance {
  public:
   // Compiles, links and instantiates `module_bytes` with `imports` (and runs
   // its start section, if any). On failure returns null and sets `*failure`
-  // (kInvalid for a module that does not compile or link).
+  // (kInvalid for a module that does not compile or link). `compiled`, if
+  // not null, is these bytes' WebAssembly.Module already (wasm_code.h
+  // LoadWasmModule): it is instantiated and `module_bytes` is not used.
   static std::unique_ptr<WasmInstance> Create(JsEngine& engine, std::string_view module_bytes,
-                                              const std::vector<HostImport>& imports, WasmOutcome* failure);
+                                              const std::vector<HostImport>& imports, WasmOutcome* failure,
+                                              JS::HandleObject compiled = nullptr);
   ~WasmInstance();
   WasmInstance(const WasmInstance&) = delete;
   WasmInstance& operator=(const WasmInstance&) = delete;
@@ -120,9 +123,10 @@ class WasmInstance {
   std::shared_ptr<State> state_;
 };
 
-// Instantiates the module and calls `entry` with no arguments.
+// Instantiates the module (`compiled` if not null: WasmInstance::Create) and
+// calls `entry` with no arguments.
 WasmOutcome RunWasmCommand(JsEngine& engine, std::string_view module_bytes, const std::vector<HostImport>& imports,
-                           const char* entry = "_start");
+                           const char* entry = "_start", JS::HandleObject compiled = nullptr);
 
 }  // namespace airlock::engine::js
 
