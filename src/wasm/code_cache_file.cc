@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <filesystem>
 #include <utility>
 
 #include "base/unique_fd.h"
@@ -82,6 +83,21 @@ Status WriteCodeCache(const std::string& path, const CodeCacheKey& key, std::str
   if (st.ok() && ::rename(tmp.c_str(), path.c_str()) != 0) st = ErrnoError("rename to " + path);
   if (!st.ok()) ::unlink(tmp.c_str());
   return st;
+}
+
+int RemoveStaleWrites(const std::string& path) {
+  const std::filesystem::path target(path);
+  const std::string prefix = target.filename().string() + ".tmp.";
+  std::error_code ec;
+  int removed = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(target.parent_path(), ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.compare(0, prefix.size(), prefix) == 0 && entry.is_regular_file(ec) &&
+        std::filesystem::remove(entry.path(), ec)) {
+      ++removed;
+    }
+  }
+  return removed;
 }
 
 MappedCode::MappedCode(MappedCode&& other) noexcept

@@ -50,6 +50,11 @@ StatusOr<CodeCacheKey> CodeCacheKeyFor(const std::string& module_path, uint64_t 
 // rename: readers see the old file or the new one). Mode 0644.
 Status WriteCodeCache(const std::string& path, const CodeCacheKey& key, std::string_view encoding);
 
+// Removes the temporary files WriteCodeCache leaves for `path` when its
+// process is killed mid-write. Only while no writer for `path` can be at
+// work (airlock-js holds the file's lock). Returns how many it removed.
+int RemoveStaleWrites(const std::string& path);
+
 // A cache file mapped read-only; move-only, unmapped on destruction.
 class MappedCode {
  public:

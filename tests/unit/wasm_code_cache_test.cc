@@ -149,11 +149,14 @@ TEST_F(EngineCodeCacheTest, TheCodeIsLoadedInsteadOfCompilingTheModule) {
                                          (dir_ / "a.code") + " --wasm-max-mb 256 2>&1");
   ASSERT_EQ(w.rc, 0) << w.out;
   EXPECT_NE(w.out.find("bytes of code"), std::string::npos) << w.out;
-  // A second writer keeps the file.
+  // A second writer keeps the file, and removes what a killed writer left.
+  WriteFile(dir_ / "a.code.tmp.999999", "half a file");
   testing::CliOutcome again = RunCommandLine(kAirlockJs + " --wasm-code-cache " + (dir_ / "a.wasm") + " " +
                                              (dir_ / "a.code") + " --wasm-max-mb 256 2>&1");
   ASSERT_EQ(again.rc, 0) << again.out;
   EXPECT_NE(again.out.find("up to date"), std::string::npos) << again.out;
+  EXPECT_FALSE(fs::exists(dir_ / "a.code.tmp.999999"));
+  EXPECT_TRUE(fs::exists(dir_ / "a.code"));
 
   // A's own code runs A.
   EXPECT_EQ(Run(dir_ / "a.wasm", "--code-cache " + (dir_ / "a.code")).out, "I am A\n");

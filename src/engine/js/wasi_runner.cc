@@ -596,6 +596,9 @@ int WasmCodeCacheMain(int argc, char** argv) {
     Write(2, "airlock-js: cannot lock " + out_path + ".lock\n");
     return 1;
   }
+  // With the lock held no other writer is at work: a temporary file is
+  // what a writer killed mid-write (its runner stopped) left behind.
+  wasm::RemoveStaleWrites(out_path);
   if (wasm::ReadCodeCache(out_path, *key).ok()) {
     Write(1, out_path + ": up to date\n");
     return 0;
