@@ -58,16 +58,14 @@ void HostToolQueue::Loop() {
   }
 }
 
-Status HostToolQueue::RunTool(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
+Status HostToolQueue::RunTool(std::vector<std::string> argv, std::vector<std::string> env) {
   if (argv.empty() || argv[0].empty() || argv[0][0] != '/') return InvalidArgument("a tool needs an absolute path");
   // Built before fork: the runner is multi-threaded.
-  std::vector<std::string> arg_storage = argv;
-  std::vector<std::string> env_storage = env;
   std::vector<char*> args;
-  for (std::string& a : arg_storage) args.push_back(a.data());
+  for (std::string& a : argv) args.push_back(a.data());
   args.push_back(nullptr);
   std::vector<char*> envp;
-  for (std::string& e : env_storage) envp.push_back(e.data());
+  for (std::string& e : env) envp.push_back(e.data());
   envp.push_back(nullptr);
   pid_t pid;
   {

@@ -50,7 +50,7 @@ class HostToolQueue {
 
   // For a job: runs `argv` (argv[0] an absolute path) with exactly `env`
   // and waits for it. OK if it exits 0; Cancelled once the queue stops.
-  Status RunTool(const std::vector<std::string>& argv, const std::vector<std::string>& env);
+  Status RunTool(std::vector<std::string> argv, std::vector<std::string> env);
 
   // Waits until nothing is queued or running (tests, benchmarks).
   void WaitIdle();

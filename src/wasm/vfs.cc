@@ -231,19 +231,21 @@ Errno Vfs::Read(const NodePtr& file, uint64_t offset, std::span<uint8_t> out, si
   return Errno::kSuccess;
 }
 
+bool Vfs::HasRoom(uint64_t grow) const {
+  return grow <= usage_->limits.max_bytes && usage_->bytes <= usage_->limits.max_bytes - grow;
+}
+
+void Vfs::Own(Node& file) {
+  if (!file.backing_) return;
+  file.data_.assign(file.view_);  // same size: the charge does not change
+  file.view_ = {};
+  file.backing_.reset();
+}
+
 Errno Vfs::Resize(Node& file, uint64_t size) {
-  if (file.backing_) {  // first change: the file gets its own copy
-    file.data_.assign(file.view_);
-    file.view_ = {};
-    file.backing_.reset();
-  }
+  Own(file);
   uint64_t old = file.data_.size();
-  if (size > old) {
-    uint64_t grow = size - old;
-    if (grow > usage_->limits.max_bytes || usage_->bytes > usage_->limits.max_bytes - grow) {
-      return Errno::kNospc;
-    }
-  }
+  if (size > old && !HasRoom(size - old)) return Errno::kNospc;
   file.data_.resize(size);
   usage_->bytes = usage_->bytes - old + size;
   return Errno::kSuccess;
@@ -255,8 +257,9 @@ Errno Vfs::Write(const NodePtr& file, uint64_t offset, std::string_view bytes) {
   if (bytes.empty()) return Errno::kSuccess;
   if (offset > ~0ull - bytes.size()) return Errno::kFbig;
   uint64_t end = offset + bytes.size();
-  if (end > file->data_.size() || file->backing_) {
-    if (Errno e = Resize(*file, std::max<uint64_t>(end, file->size())); e != Errno::kSuccess) return e;
+  Own(*file);
+  if (end > file->data_.size()) {
+    if (Errno e = Resize(*file, end); e != Errno::kSuccess) return e;
   }
   std::memcpy(file->data_.data() + offset, bytes.data(), bytes.size());
   Touch(*file);
@@ -327,7 +330,7 @@ Status Vfs::AddFile(const NodePtr& dir, std::string_view path, std::string_view 
   }
   if (backing) {
     // Charged as if copied: the limits do not depend on how it is stored.
-    if (bytes.size() > usage_->limits.max_bytes || usage_->bytes > usage_->limits.max_bytes - bytes.size()) {
+    if (!HasRoom(bytes.size())) {
       if (created) UnlinkFile(parent, name);
       return ResourceExhausted("no space for '" + std::string(path) + "'");
     }

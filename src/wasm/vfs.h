@@ -162,6 +162,10 @@ class Vfs {
   Errno NewNode(bool is_dir, NodePtr* out);
   // CreateFile and CreateDir: a new file or directory entry in `parent`.
   Errno CreateEntry(const NodePtr& parent, std::string_view name, bool is_dir, NodePtr* out);
+  // Whether `grow` more bytes fit under max_bytes.
+  bool HasRoom(uint64_t grow) const;
+  // Gives a file that borrows its contents its own copy (before a change).
+  static void Own(Node& file);
   Errno Resize(Node& file, uint64_t size);
   void Touch(Node& node) const;
 

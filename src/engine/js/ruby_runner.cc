@@ -133,7 +133,8 @@ WasmOutcome RunRuby(WasiGuest& guest) {
   // peak with tiering, 1.0 s / 210 MB without; a busy loop runs as fast.
   JS::ContextOptionsRef(guest.engine.cx()).setWasmIon(false);
   WasmOutcome failure;
-  std::unique_ptr<WasmInstance> inst = WasmInstance::Create(guest.engine, guest.module, guest.imports, &failure, guest.compiled);
+  std::unique_ptr<WasmInstance> inst =
+      WasmInstance::Create(guest.engine, guest.module, guest.imports, &failure, guest.compiled);
   if (!inst) return failure;
   WasmOutcome r = RunRubyIn(*inst, guest);
   r.memory_bytes = inst->Memory().size();  // for the memory-limit mapping (wasi_runner.h)

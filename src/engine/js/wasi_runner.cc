@@ -570,12 +570,6 @@ int WasmCodeCacheMain(int argc, char** argv) {
     }
     cap_mb = *n;
   }
-  StatusOr<std::string> module = ReadFile(module_path, 512u << 20);
-  StatusOr<std::string> capped = module.ok() ? wasm::CapMemory(*module, cap_mb << 20) : module.status();
-  if (!capped.ok()) {
-    Write(2, "airlock-js: " + capped.status().message() + "\n");
-    return kExitUsage;
-  }
   EngineOptions options;
   options.heap_bytes = 1024u << 20;
   options.enable_wasm = true;
@@ -602,6 +596,13 @@ int WasmCodeCacheMain(int argc, char** argv) {
   if (wasm::ReadCodeCache(out_path, *key).ok()) {
     Write(1, out_path + ": up to date\n");
     return 0;
+  }
+  // Read only now: every runner start asks, and is usually up to date.
+  StatusOr<std::string> module = ReadFile(module_path, 512u << 20);
+  StatusOr<std::string> capped = module.ok() ? wasm::CapMemory(*module, cap_mb << 20) : module.status();
+  if (!capped.ok()) {
+    Write(2, "airlock-js: " + capped.status().message() + "\n");
+    return kExitUsage;
   }
   StatusOr<std::string> encoding = EncodeWasmModule(**engine, *capped);
   Status written = encoding.ok() ? wasm::WriteCodeCache(out_path, *key, *encoding) : encoding.status();

@@ -29,7 +29,8 @@ struct StreamInput {
   JS::OptimizedEncodingListener* listener = nullptr;
 };
 
-constexpr JSClass kSourceClass = {"AirlockWasmSource", JSCLASS_HAS_RESERVED_SLOTS(1), nullptr, nullptr, nullptr, nullptr};
+constexpr JSClass kSourceClass = {"AirlockWasmSource", JSCLASS_HAS_RESERVED_SLOTS(1), nullptr, nullptr, nullptr,
+                                  nullptr};
 
 constexpr char kCompileStreaming[] =
     "(function (source) { return WebAssembly.compileStreaming(source); })";
