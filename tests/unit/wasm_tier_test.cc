@@ -390,6 +390,26 @@ print("visible:", seen, "env:", sorted(k for k in os.environ if k not in ("PYTHO
   EXPECT_EQ(r["stdout"], "visible: [] env: []\n") << r;
 }
 
+// The standard library comes with its bytecode (scripts/wasm/build_python.sh):
+// an import reads the .pyc instead of compiling the source in every run, and
+// the code still names the file the guest sees, so tracebacks show the lines.
+TEST_F(WasmTierPythonTest, TheStandardLibraryComesAsBytecode) {
+  nlohmann::json r = Run("python", R"(import json, os, sys, traceback
+print(os.path.exists(json.__spec__.cached), json.__spec__.cached)
+print(json.decoder.JSONDecoder.decode.__code__.co_filename)
+try:
+    json.loads("{")
+except ValueError:
+    tb = traceback.format_exc()
+    print("    obj, end = self.raw_decode(s, idx=_w(s, 0).end())\n" in tb)
+)").result();
+  ASSERT_TRUE(r.is_object());
+  EXPECT_EQ(r["stdout"],
+            "True /usr/lib/python3.11/json/__pycache__/__init__.cpython-311.pyc\n"
+            "/usr/lib/python3.11/json/decoder.py\nTrue\n")
+      << r;
+}
+
 TEST_F(WasmTierPythonTest, ErrorsAndTheDeadline) {
   nlohmann::json err = Run("python", "1/0").result();
   ASSERT_TRUE(err.is_object());
