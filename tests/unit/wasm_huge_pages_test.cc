@@ -1,5 +1,7 @@
 // The WASM tier's engine asks glibc for transparent huge pages: its
-// environment carries GLIBC_TUNABLES=glibc.malloc.hugetlb=1 and its jail the
+// environment carries GLIBC_TUNABLES=glibc.malloc.hugetlb=1 (with the
+// largest mmap_threshold, so its large chunks come from huge-page-aligned
+// arena heaps) and its jail the
 // two sysfs files glibc reads the THP mode from. A pool's pre-started
 // CPython, started in a real jail, holds huge pages while it starts; the
 // same jail without those two files holds none (glibc then sees no THP).
@@ -82,7 +84,7 @@ TEST(WasmHugePages, APreStartedCPythonInItsJailUsesHugePagesThroughTheSysfsFiles
       WasmTierLanguages(std::string(AIRLOCK_BINARY_DIR) + "/airlock-js", DefaultWasmCacheDir());
   auto py = std::find_if(wasm.begin(), wasm.end(), [](const LanguageSpec& l) { return l.name == "python"; });
   if (py == wasm.end()) GTEST_SKIP() << "no CPython for WASI in " << DefaultWasmCacheDir();
-  EXPECT_NE(std::find(py->extra_env.begin(), py->extra_env.end(), "GLIBC_TUNABLES=glibc.malloc.hugetlb=1"),
+  EXPECT_NE(std::find(py->extra_env.begin(), py->extra_env.end(), "GLIBC_TUNABLES=glibc.malloc.hugetlb=1:glibc.malloc.mmap_threshold=33554432"),
             py->extra_env.end());
 
   EXPECT_GE(HugePagesWhileCPythonStarts({*py}), 2048u) << "no huge page in the jail";
