@@ -964,8 +964,10 @@ json ConfigSchemaDoc() {
        "Precompile <iostream>, <bits/stdc++.h>, <vector> and <string> once per toolchain, in <build_cache.dir>-pch, "
        "for C++ programs that start by including one (default true)."},
       {"build_cache.wasm_code", "boolean",
-       "Compile the WASM tier's CPython, PHP and Ruby once, into /var/cache/airlock/wasm-code, and load that code in "
-       "each of their processes instead of compiling the module again (default true)."},
+       "Compile the WASM tier's CPython and PHP once, into /var/cache/airlock/wasm-code, and load that code in "
+       "each of their processes instead of compiling the module again; and encode the JavaScript engine's "
+       "self-hosted code there once, which every airlock-js start (WASM tier, code mode) then decodes instead of "
+       "parsing (default true)."},
       {"mcpServers", "object",
        "Downstream MCP servers (code mode's connectors): \"name\": {\"command\",\"args\",\"env\"} for stdio or "
        "{\"url\",\"headers\"} for Streamable HTTP, plus airlock's own keys (see docs/codemode.md)."},

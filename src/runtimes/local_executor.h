@@ -103,11 +103,13 @@ class LocalExecutor : public CodeExecutor {
   PchCache* pch_cache() const { return pch_.get(); }
 
   // From now on the WASM tier's interpreters (LanguageSpec::wasm_module) load
-  // their compiled code from `store` (wasm_code_store.h) once it is written:
-  // its directory is bound read-only into their jails. The code is written
-  // now, in the background, for each language's default memory and for the
-  // memory sizes in `memory_mb` (the pool's extra sizes). Call before
-  // EnablePool (a jail's binds are part of its shape).
+  // their compiled code from `store` (wasm_code_store.h) once it is written,
+  // and every airlock-js (WASM tier, code mode) its encoded self-hosted
+  // code: the directory is bound read-only into their jails. The files are
+  // written now, in the background: the self-hosted code first, then the
+  // module code for each language's default memory and for the memory sizes
+  // in `memory_mb` (the pool's extra sizes). Call before EnablePool (a
+  // jail's binds are part of its shape).
   void EnableWasmCodeStore(std::unique_ptr<WasmCodeStore> store, const std::vector<uint64_t>& memory_mb = {});
   WasmCodeStore* wasm_code_store() const { return wasm_code_.get(); }
 
@@ -131,7 +133,8 @@ class LocalExecutor : public CodeExecutor {
                       CancelToken& cancel, BridgeHandler* bridge);
   // `argv` (a language's run, prestart or session command) for a run of
   // `spec` with `memory_mb` and `timeout_ms` ("{timeout_ms}", "{heap_mb}",
-  // "{code_cache}" replaced; language.h).
+  // "{code_cache}" replaced; language.h), airlock-js's with
+  // `--self-hosted-cache FILE` first once the store has it.
   std::vector<std::string> ExpandArgv(const LanguageSpec& spec, std::vector<std::string> argv, uint64_t timeout_ms,
                                       uint64_t memory_mb) const;
   // `base`, or its variant with the operator package directories `names`

@@ -15,6 +15,8 @@ std::string FileFor(const std::string& language, uint64_t heap_mb) {
   return language + "." + std::to_string(heap_mb) + "mb.code";
 }
 
+constexpr char kSelfHostedFile[] = "self-hosted.code";
+
 // Owned by the runner's user and writable by no one else.
 bool OwnedAndClosed(const std::string& path, bool want_dir) {
   struct stat st{};
@@ -47,7 +49,16 @@ WasmCodeStore::~WasmCodeStore() = default;
 
 void WasmCodeStore::Prepare(const std::string& language, const std::string& module, uint64_t heap_mb) {
   const std::string file = FileFor(language, heap_mb);
-  writes_.Enqueue(file, [this, module, file, heap_mb] { return Write(module, file, heap_mb); });
+  writes_.Enqueue(file, [this, module, file, heap_mb] {
+    return Write(file, {airlock_js_, "--wasm-code-cache", module, dir_ + "/" + file, "--wasm-max-mb",
+                        std::to_string(heap_mb)});
+  });
+}
+
+void WasmCodeStore::PrepareSelfHosted() {
+  writes_.Enqueue(kSelfHostedFile, [this] {
+    return Write(kSelfHostedFile, {airlock_js_, "--self-hosted-cache-write", dir_ + "/" + kSelfHostedFile});
+  });
 }
 
 bool WasmCodeStore::Safe(const std::string& file) const {
@@ -55,7 +66,12 @@ bool WasmCodeStore::Safe(const std::string& file) const {
 }
 
 std::string WasmCodeStore::JailPath(const std::string& language, uint64_t heap_mb) const {
-  const std::string file = FileFor(language, heap_mb);
+  return Named(FileFor(language, heap_mb));
+}
+
+std::string WasmCodeStore::SelfHostedJailPath() const { return Named(kSelfHostedFile); }
+
+std::string WasmCodeStore::Named(const std::string& file) const {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (ready_.count(file) == 0) return "";
@@ -70,10 +86,9 @@ WasmCodeStore::Stats WasmCodeStore::stats() const {
   return {.written = q.succeeded, .failed = q.failed};
 }
 
-Status WasmCodeStore::Write(const std::string& module, const std::string& file, uint64_t heap_mb) {
+Status WasmCodeStore::Write(const std::string& file, std::vector<std::string> argv) {
   // An empty environment: airlock-js needs none to compile.
-  AIRLOCK_RETURN_IF_ERROR(writes_.RunTool(
-      {airlock_js_, "--wasm-code-cache", module, dir_ + "/" + file, "--wasm-max-mb", std::to_string(heap_mb)}, {}));
+  AIRLOCK_RETURN_IF_ERROR(writes_.RunTool(std::move(argv), {}));
   if (!Safe(file)) return FailedPrecondition(dir_ + "/" + file + " is not the runner's own");
   std::lock_guard<std::mutex> lock(mu_);
   ready_.insert(file);

@@ -1,6 +1,7 @@
 #include "wasm/code_cache_file.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -98,6 +99,24 @@ int RemoveStaleWrites(const std::string& path) {
     }
   }
   return removed;
+}
+
+StatusOr<CacheUpdate> UpdateCodeCache(const std::string& path, const CodeCacheKey& key,
+                                      const std::function<StatusOr<std::string>()>& produce) {
+  UniqueFd lock(::open((path + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644));
+  if (!lock) return ErrnoError("open " + path + ".lock");
+  int locked;
+  do {
+    locked = ::flock(lock.get(), LOCK_EX);
+  } while (locked != 0 && errno == EINTR);
+  if (locked != 0) return ErrnoError("lock " + path + ".lock");
+  // With the lock held no other writer is at work: a temporary file is
+  // what a writer killed mid-write (its runner stopped) left behind.
+  RemoveStaleWrites(path);
+  if (ReadCodeCache(path, key).ok()) return CacheUpdate::kUpToDate;
+  AIRLOCK_ASSIGN_OR_RETURN(std::string encoding, produce());
+  AIRLOCK_RETURN_IF_ERROR(WriteCodeCache(path, key, encoding));
+  return CacheUpdate::kWritten;
 }
 
 MappedCode::MappedCode(MappedCode&& other) noexcept

@@ -28,6 +28,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -54,6 +55,15 @@ Status WriteCodeCache(const std::string& path, const CodeCacheKey& key, std::str
 // process is killed mid-write. Only while no writer for `path` can be at
 // work (airlock-js holds the file's lock). Returns how many it removed.
 int RemoveStaleWrites(const std::string& path);
+
+// How a writer process brings `path` up to date: under `path`.lock (flock;
+// runners sharing the directory take turns) it removes what a killed
+// writer left (RemoveStaleWrites), keeps a file that already matches `key`
+// (returns kUpToDate without calling `produce`), or writes what `produce`
+// returns (kWritten).
+enum class CacheUpdate { kUpToDate, kWritten };
+StatusOr<CacheUpdate> UpdateCodeCache(const std::string& path, const CodeCacheKey& key,
+                                      const std::function<StatusOr<std::string>()>& produce);
 
 // A cache file mapped read-only; move-only, unmapped on destruction.
 class MappedCode {

@@ -229,7 +229,7 @@ TEST_F(WasmCodeStoreTest, RunsLoadTheCodeTheStoreWroteAndOnlyWhileItIsTheRunners
   ASSERT_NE(ex, nullptr);
   ex->EnableWasmCodeStore(std::move(*store));
   s->WaitIdle();
-  EXPECT_EQ(s->stats().written, 1u);
+  EXPECT_EQ(s->stats().written, 2u) << "CPython's code and the engine's self-hosted code";
   EXPECT_EQ(s->stats().failed, 0u);
   const uint64_t heap_mb = python_.default_memory_mb - 64;
   const std::string jail_path = s->JailPath("python", heap_mb);
@@ -293,7 +293,8 @@ TEST(WasmCodeStoreOpenTest, ASymbolicLinkOrAMissingEngineIsRefused) {
 // ---------------------------------------------------------------- containment
 
 // The WASM tier's containment cases, with CPython and PHP running on the
-// code the store wrote: loaded code changes nothing a program can reach.
+// code the store wrote and every engine starting from the store's
+// self-hosted code: loaded code changes nothing a program can reach.
 class CompiledCodeContainmentTest : public ::testing::TestWithParam<selftest::SelftestCase> {
  protected:
   static selftest::ContainmentEnv& Env() {
@@ -312,6 +313,8 @@ TEST_P(CompiledCodeContainmentTest, HoldsOnLoadedCode) {
     EXPECT_NE(env.executor()->wasm_code_store()->JailPath(c.language, spec->default_memory_mb - 64), "")
         << "the case would compile, not load";
   }
+  EXPECT_NE(env.executor()->wasm_code_store()->SelfHostedJailPath(), "")
+      << "the engine would parse its self-hosted code, not decode it";
   const selftest::CaseOutcome outcome = RunContainmentCase(*env.executor(), c, *env.bait());
   if (outcome.skipped) GTEST_SKIP() << outcome.detail;
   EXPECT_TRUE(outcome.passed) << c.name << " (" << c.description << ") on loaded code: expected "

@@ -19,6 +19,7 @@
 #include <jsfriendapi.h>
 
 #include "engine/js/async_body.h"
+#include "engine/js/self_hosted_cache.h"
 #include "engine/js/wasm_code.h"
 
 namespace airlock::engine::js {
@@ -65,7 +66,7 @@ Status JsEngine::Init() {
   JS_SetNativeStackQuota(cx_, NativeStackQuota(options_.native_stack_bytes));
   JS::ContextOptionsRef(cx_).setWasm(options_.enable_wasm);
   if (!::js::UseInternalJobQueues(cx_)) return Internal("UseInternalJobQueues failed");
-  if (!JS::InitSelfHostedCode(cx_)) return Internal("InitSelfHostedCode failed");
+  AIRLOCK_RETURN_IF_ERROR(InitSelfHosted());
   // Before the standard classes: WebAssembly.compileStreaming exists only
   // in a context that has a stream callback (wasm_code.h).
   if (options_.enable_wasm) InstallWasmStreaming(cx_);
@@ -92,6 +93,33 @@ Status JsEngine::Init() {
     watchdog_.Start(*options_.deadline, [this] { RequestStop(StopReason::kDeadline); });
   }
   return OkStatus();
+}
+
+Status JsEngine::InitSelfHosted() {
+  // The engine calls the writer only when it parsed (no encoding given, or
+  // one it could not decode). Encoding and decoding both ask for the build
+  // id, whose op WasmCodeBuildId (and MapSelfHostedCache) sets.
+  JS::SelfHostedWriter writer = nullptr;
+  if (options_.encode_self_hosted) {
+    (void)WasmCodeBuildId();
+    writer = &JsEngine::KeepSelfHostedEncoding;
+  }
+  if (!options_.self_hosted_cache.empty()) {
+    StatusOr<wasm::MappedCode> mapped = MapSelfHostedCache(options_.self_hosted_cache);
+    if (mapped.ok()) self_hosted_ = std::move(*mapped);  // else: parsed, as without
+  }
+  const std::string_view bytes = self_hosted_.encoding();
+  if (!JS::InitSelfHostedCode(cx_, JS::SelfHostedCache(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()),
+                              writer)) {
+    return Internal("InitSelfHostedCode failed");
+  }
+  return OkStatus();
+}
+
+bool JsEngine::KeepSelfHostedEncoding(JSContext* cx, JS::SelfHostedCache encoding) {
+  auto* engine = static_cast<JsEngine*>(JS_GetContextPrivate(cx));
+  engine->self_hosted_encoding_.assign(reinterpret_cast<const char*>(encoding.data()), encoding.size());
+  return true;
 }
 
 Status JsEngine::SetDeadline(Clock::time_point deadline) {

@@ -5,7 +5,10 @@
 //              [--max-console-bytes N] [--enable-wasm] [--resume-fd N] SCRIPT_PATH
 //
 // Other modes: `--wasi` (wasi_runner.h), `--wasi-ruby` (ruby_runner.h),
-// `--session` (a session interpreter, js_session.h).
+// `--session` (a session interpreter, js_session.h), `--wasm-code-cache`
+// (wasi_runner.h) and `--self-hosted-cache-write` (self_hosted_cache.h).
+// Any mode may be preceded by `--self-hosted-cache FILE`: the engine starts
+// from that encoding of its self-hosted code instead of parsing it.
 //
 // The program sees only the ECMAScript built-ins, `console`, and — when a
 // bridge fd is given — `tools` and `ToolError` (see bridge_client.h). The
@@ -56,6 +59,7 @@
 #include "engine/js/js_json.h"
 #include "engine/js/js_session.h"
 #include "engine/js/ruby_runner.h"
+#include "engine/js/self_hosted_cache.h"
 #include "engine/js/wasi_runner.h"
 #include "engine/js/write_all.h"
 
@@ -301,15 +305,26 @@ class Run {
 
 int Main(int argc, char** argv) {
   const Clock::time_point start = Clock::now();
+  // `--self-hosted-cache FILE` first, before the mode flag: how any mode
+  // starts its engine (self_hosted_cache.h).
+  EngineOptions base;
+  if (argc >= 3 && std::string_view(argv[1]) == "--self-hosted-cache") {
+    base.self_hosted_cache = argv[2];
+    argv[2] = argv[0];
+    argv += 2;
+    argc -= 2;
+  }
   if (argc == 2 && std::string_view(argv[1]) == "--version") {
     const std::string line = "SpiderMonkey " + std::to_string(MOZJS_MAJOR_VERSION) + "." +
                              std::to_string(MOZJS_MINOR_VERSION) + " (airlock-js " AIRLOCK_VERSION ")\n";
     return ::write(1, line.data(), line.size()) == static_cast<ssize_t>(line.size()) ? kExitOk : kExitUsage;
   }
-  if (argc >= 2 && std::string_view(argv[1]) == "--wasi") return WasiMain(argc, argv);
+  if (argc >= 2 && std::string_view(argv[1]) == "--wasi") return WasiMain(argc, argv, base);
+  if (argc >= 2 && std::string_view(argv[1]) == "--self-hosted-cache-write") return SelfHostedCacheMain(argc, argv);
+  if (argc >= 2 && std::string_view(argv[1]) == "--self-hosted-status") return SelfHostedStatusMain(argc, argv, base);
   if (argc >= 2 && std::string_view(argv[1]) == "--wasm-code-cache") return WasmCodeCacheMain(argc, argv);
-  if (argc >= 2 && std::string_view(argv[1]) == "--wasi-ruby") return RubyMain(argc, argv);
-  if (argc >= 2 && std::string_view(argv[1]) == "--session") return SessionMain(argc, argv);
+  if (argc >= 2 && std::string_view(argv[1]) == "--wasi-ruby") return RubyMain(argc, argv, base);
+  if (argc >= 2 && std::string_view(argv[1]) == "--session") return SessionMain(argc, argv, base);
   StatusOr<Flags> flags = ParseFlags(argc, argv);
   if (!flags.ok()) {
     WriteStderr("airlock-js: " + flags.status().message() + "\n" + kUsage);
@@ -330,7 +345,7 @@ int Main(int argc, char** argv) {
   Status limited = LimitProcessData((uint64_t{flags->heap_mb} << 20) + kDataOverheadBytes);
   if (!limited.ok()) WriteStderr("airlock-js: " + limited.ToString() + "\n");
 
-  EngineOptions options;
+  EngineOptions options = base;
   options.heap_bytes = flags->heap_mb << 20;
   if (flags->deadline_ms > 0) options.deadline = start + std::chrono::milliseconds(flags->deadline_ms);
   options.enable_wasm = flags->enable_wasm;

@@ -243,7 +243,7 @@ int RunSessionLoop(JsEngine& engine, int control_fd, BridgeClient* bridge) {
   }
 }
 
-int SessionMain(int argc, char** argv) {
+int SessionMain(int argc, char** argv, const EngineOptions& base) {
   int control_fd = -1;
   uint64_t heap_mb = 256;
   bool code_mode = false;
@@ -270,7 +270,7 @@ int SessionMain(int argc, char** argv) {
     WriteAll(2, "usage: airlock-js --session --control-fd N [--heap-mb N] [--code-mode 1]\n");
     return kExitUsage;
   }
-  EngineOptions options;
+  EngineOptions options = base;
   options.heap_bytes = heap_mb << 20;
   StatusOr<std::unique_ptr<JsEngine>> engine = JsEngine::Create(options);
   if (!engine.ok()) {

@@ -28,8 +28,9 @@
 
 namespace airlock::engine::js {
 
-// argv[1] is "--session".
-int SessionMain(int argc, char** argv);
+// argv[1] is "--session"; `base` says how to start the engine (its
+// self_hosted_cache).
+int SessionMain(int argc, char** argv, const EngineOptions& base);
 
 // Runs turns read from `control_fd` until it ends (exit 0) or the engine
 // stops (its exit status). The console must be installed. `bridge` (code

@@ -195,6 +195,6 @@ WasmOutcome RunRubyIn(WasmInstance& instance, WasiGuest& guest) {
 
 }  // namespace
 
-int RubyMain(int argc, char** argv) { return WasiMainWith(argc, argv, RunRuby); }
+int RubyMain(int argc, char** argv, const EngineOptions& base) { return WasiMainWith(argc, argv, base, RunRuby); }
 
 }  // namespace airlock::engine::js

@@ -35,10 +35,12 @@
 #include <string>
 #include <vector>
 
+#include "engine/js/js_engine.h"
+
 namespace airlock::engine::js {
 
-// argv[1] is "--wasi-ruby".
-int RubyMain(int argc, char** argv);
+// argv[1] is "--wasi-ruby"; `base` as for WasiMain.
+int RubyMain(int argc, char** argv, const EngineOptions& base);
 
 // The Ruby code that runs `script` with ARGV = `args` (or, given `code`,
 // evaluates it at top level as `ruby -e` does, $0 "-e"), all embedded as

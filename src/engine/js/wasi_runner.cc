@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <malloc.h>
-#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -302,13 +301,13 @@ HandOver ReadHandOver(int fd) {
   return h;
 }
 
-int WasiMain(int argc, char** argv) {
-  return WasiMainWith(argc, argv, [](WasiGuest& guest) {
+int WasiMain(int argc, char** argv, const EngineOptions& base) {
+  return WasiMainWith(argc, argv, base, [](WasiGuest& guest) {
     return RunWasmCommand(guest.engine, guest.module, guest.imports, "_start", guest.compiled);
   });
 }
 
-int WasiMainWith(int argc, char** argv, const WasiDriver& driver) {
+int WasiMainWith(int argc, char** argv, const EngineOptions& base, const WasiDriver& driver) {
   const Clock::time_point start = Clock::now();
   const uint64_t start_ns = MonotonicNs();
   StatusOr<WasiFlags> flags = ParseWasiFlags(argc, argv);
@@ -457,7 +456,7 @@ int WasiMainWith(int argc, char** argv, const WasiDriver& driver) {
   wasm::WasiContext wasi(vfs, std::move(wo));
   wasi_ptr = &wasi;
 
-  EngineOptions options;
+  EngineOptions options = base;
   options.heap_bytes = flags->heap_mb << 20;
   options.enable_wasm = true;
   if (flags->deadline_ms > 0) options.deadline = start + std::chrono::milliseconds(flags->deadline_ms);
@@ -584,33 +583,23 @@ int WasmCodeCacheMain(int argc, char** argv) {
     return 1;
   }
   // One writer at a time per file (runners may share the directory); a
-  // file that already matches is kept.
-  UniqueFd lock(::open((out_path + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644));
-  if (!lock || ::flock(lock.get(), LOCK_EX) != 0) {
-    Write(2, "airlock-js: cannot lock " + out_path + ".lock\n");
+  // file that already matches is kept, and the module is read only then
+  // (every runner start asks, and is usually up to date).
+  size_t code_bytes = 0;
+  StatusOr<wasm::CacheUpdate> update = wasm::UpdateCodeCache(out_path, *key, [&]() -> StatusOr<std::string> {
+    AIRLOCK_ASSIGN_OR_RETURN(std::string module, ReadFile(module_path, 512u << 20));
+    AIRLOCK_ASSIGN_OR_RETURN(std::string capped, wasm::CapMemory(module, cap_mb << 20));
+    AIRLOCK_ASSIGN_OR_RETURN(std::string encoding, EncodeWasmModule(**engine, capped));
+    code_bytes = encoding.size();
+    return encoding;
+  });
+  if (!update.ok()) {
+    Write(2, "airlock-js: " + module_path + ": " + update.status().ToString() + "\n");
     return 1;
   }
-  // With the lock held no other writer is at work: a temporary file is
-  // what a writer killed mid-write (its runner stopped) left behind.
-  wasm::RemoveStaleWrites(out_path);
-  if (wasm::ReadCodeCache(out_path, *key).ok()) {
-    Write(1, out_path + ": up to date\n");
-    return 0;
-  }
-  // Read only now: every runner start asks, and is usually up to date.
-  StatusOr<std::string> module = ReadFile(module_path, 512u << 20);
-  StatusOr<std::string> capped = module.ok() ? wasm::CapMemory(*module, cap_mb << 20) : module.status();
-  if (!capped.ok()) {
-    Write(2, "airlock-js: " + capped.status().message() + "\n");
-    return kExitUsage;
-  }
-  StatusOr<std::string> encoding = EncodeWasmModule(**engine, *capped);
-  Status written = encoding.ok() ? wasm::WriteCodeCache(out_path, *key, *encoding) : encoding.status();
-  if (!written.ok()) {
-    Write(2, "airlock-js: " + module_path + ": " + written.ToString() + "\n");
-    return 1;
-  }
-  Write(1, out_path + ": " + std::to_string(encoding->size()) + " bytes of code\n");
+  Write(1, out_path + (*update == wasm::CacheUpdate::kUpToDate
+                           ? std::string(": up to date\n")
+                           : ": " + std::to_string(code_bytes) + " bytes of code\n"));
   return 0;
 }
 

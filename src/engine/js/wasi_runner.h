@@ -44,8 +44,9 @@
 
 namespace airlock::engine::js {
 
-// argv[1] is "--wasi".
-int WasiMain(int argc, char** argv);
+// argv[1] is "--wasi"; `base` says how to start the engine (its
+// self_hosted_cache).
+int WasiMain(int argc, char** argv, const EngineOptions& base);
 
 // `airlock-js --wasm-code-cache MODULE OUT [--wasm-max-mb N]`: compiles
 // MODULE, capped as `--wasi --wasm-max-mb N` caps it, with Ion, and writes
@@ -92,7 +93,7 @@ HandOver ReadHandOver(int fd);
 // WasiMain with another way to run the module (a reactor such as ruby.wasm):
 // the same flags, filesystem, limits, output and exit statuses; argv[1] is
 // the mode flag ("--wasi-ruby"). WasiMain runs `_start` with RunWasmCommand.
-int WasiMainWith(int argc, char** argv, const WasiDriver& driver);
+int WasiMainWith(int argc, char** argv, const EngineOptions& base, const WasiDriver& driver);
 
 }  // namespace airlock::engine::js
 
