@@ -967,7 +967,7 @@ json ConfigSchemaDoc() {
        "Compile the WASM tier's CPython and PHP once, into /var/cache/airlock/wasm-code, and load that code in "
        "each of their processes instead of compiling the module again; and encode the JavaScript engine's "
        "self-hosted code there once, which every airlock-js start (WASM tier, code mode) then decodes instead of "
-       "parsing (default true)."},
+       "parsing, and index CPython's standard-library tar there (default true)."},
       {"mcpServers", "object",
        "Downstream MCP servers (code mode's connectors): \"name\": {\"command\",\"args\",\"env\"} for stdio or "
        "{\"url\",\"headers\"} for Streamable HTTP, plus airlock's own keys (see docs/codemode.md)."},

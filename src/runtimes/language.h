@@ -86,6 +86,11 @@ struct LanguageSpec {
   // "--code-cache", "{code_cache}": the code's path in the jail, or neither
   // element while there is no code for the run's heap.
   std::string wasm_module;
+  // Its standard-library tar on the host (python-stdlib.tar) when the store
+  // keeps its index (wasm/tar_index.h). Its argvs then hold "--tar-index",
+  // "{tar_index}" after that --tar: the index's path in the jail, or
+  // neither element while there is none.
+  std::string wasm_tar;
 };
 
 // Every language airlock knows, in display order.

@@ -321,6 +321,7 @@ void LocalExecutor::EnableWasmCodeStore(std::unique_ptr<WasmCodeStore> store, co
   for (LanguageSpec& spec : languages_) {
     if (!RunsAirlockJs(spec) && spec.wasm_module.empty()) continue;
     spec.binds.push_back({wasm_code_->dir(), false, kJailWasmCodeDir});
+    if (!spec.wasm_tar.empty()) wasm_code_->PrepareTarIndex(spec.name, spec.wasm_tar);
     if (spec.wasm_module.empty()) continue;
     wasm_code_->Prepare(spec.name, spec.wasm_module, HeapMb(spec.default_memory_mb));
     for (uint64_t m : memory_mb) wasm_code_->Prepare(spec.name, spec.wasm_module, HeapMb(m));
@@ -346,10 +347,17 @@ std::vector<std::string> LocalExecutor::ExpandArgv(const LanguageSpec& spec, std
       a = std::to_string(timeout_ms);
     } else if (a == "{heap_mb}") {
       a = std::to_string(heap_mb);
-    } else if (a == "{code_cache}") {
-      a = wasm_code_ && !spec.wasm_module.empty() ? wasm_code_->JailPath(spec.name, heap_mb) : "";
-      if (a.empty()) {  // no code (yet): the engine compiles, without the flag
-        if (!out.empty() && out.back() == "--code-cache") out.pop_back();
+    } else if (a == "{code_cache}" || a == "{tar_index}") {
+      const bool code = a == "{code_cache}";
+      if (!wasm_code_) {
+        a.clear();
+      } else if (code) {
+        a = spec.wasm_module.empty() ? "" : wasm_code_->JailPath(spec.name, heap_mb);
+      } else {
+        a = spec.wasm_tar.empty() ? "" : wasm_code_->TarIndexJailPath(spec.name);
+      }
+      if (a.empty()) {  // no file (yet): the engine compiles or walks, without the flag
+        if (!out.empty() && out.back() == (code ? "--code-cache" : "--tar-index")) out.pop_back();
         continue;
       }
     }

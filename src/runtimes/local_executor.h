@@ -133,7 +133,7 @@ class LocalExecutor : public CodeExecutor {
                       CancelToken& cancel, BridgeHandler* bridge);
   // `argv` (a language's run, prestart or session command) for a run of
   // `spec` with `memory_mb` and `timeout_ms` ("{timeout_ms}", "{heap_mb}",
-  // "{code_cache}" replaced; language.h), airlock-js's with
+  // "{code_cache}", "{tar_index}" replaced; language.h), airlock-js's with
   // `--self-hosted-cache FILE` first once the store has it.
   std::vector<std::string> ExpandArgv(const LanguageSpec& spec, std::vector<std::string> argv, uint64_t timeout_ms,
                                       uint64_t memory_mb) const;

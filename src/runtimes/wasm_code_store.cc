@@ -5,8 +5,12 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "base/unique_fd.h"
+#include "wasm/code_cache_file.h"
+#include "wasm/tar_index.h"
 
 namespace airlock::runtimes {
 namespace {
@@ -16,6 +20,17 @@ std::string FileFor(const std::string& language, uint64_t heap_mb) {
 }
 
 constexpr char kSelfHostedFile[] = "self-hosted.code";
+
+std::string TarIndexFile(const std::string& language) { return language + ".tar-index"; }
+
+// The archive's bytes (read once, at start-up, on the store's thread).
+StatusOr<std::string> ReadArchive(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound("cannot read " + path);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) return Internal("reading " + path + " failed");
+  return bytes;
+}
 
 // Owned by the runner's user and writable by no one else.
 bool OwnedAndClosed(const std::string& path, bool want_dir) {
@@ -70,6 +85,27 @@ std::string WasmCodeStore::JailPath(const std::string& language, uint64_t heap_m
 }
 
 std::string WasmCodeStore::SelfHostedJailPath() const { return Named(kSelfHostedFile); }
+
+void WasmCodeStore::PrepareTarIndex(const std::string& language, const std::string& archive) {
+  const std::string file = TarIndexFile(language);
+  writes_.Enqueue(file, [this, file, archive]() -> Status {
+    // Keyed by the archive's size, mtime and inode as of now; an archive
+    // replaced later no longer matches, and starts walk it.
+    AIRLOCK_ASSIGN_OR_RETURN(wasm::CodeCacheKey key, wasm::TarIndexKeyFor(archive));
+    AIRLOCK_RETURN_IF_ERROR(wasm::UpdateCodeCache(dir_ + "/" + file, key, [&]() -> StatusOr<std::string> {
+                              AIRLOCK_ASSIGN_OR_RETURN(std::string bytes, ReadArchive(archive));
+                              return wasm::EncodeTarIndex(bytes);
+                            }).status());
+    if (!Safe(file)) return FailedPrecondition(dir_ + "/" + file + " is not the runner's own");
+    std::lock_guard<std::mutex> lock(mu_);
+    ready_.insert(file);
+    return OkStatus();
+  });
+}
+
+std::string WasmCodeStore::TarIndexJailPath(const std::string& language) const {
+  return Named(TarIndexFile(language));
+}
 
 std::string WasmCodeStore::Named(const std::string& file) const {
   {

@@ -35,7 +35,12 @@
 // (about 8 ms of CPU less per start). Written once by `airlock-js
 // --self-hosted-cache-write`, trusted and named like the module code.
 //
-// Layout: <dir>/<language>.<heap>mb.code and <dir>/self-hosted.code, bound
+// And the index of a language's standard-library tar (wasm/tar_index.h),
+// written by the store itself (it only reads the operator's archive), so
+// that a start loads the archive without walking its headers.
+//
+// Layout: <dir>/<language>.<heap>mb.code, <dir>/self-hosted.code and
+// <dir>/<language>.tar-index, bound
 // read-only at kJailWasmCodeDir in the jails of the languages that use
 // them; the directory must exist before those jails are made (Open
 // creates it).
@@ -83,6 +88,11 @@ class WasmCodeStore {
   void PrepareSelfHosted();
   // Its path inside the jail, or "" (as JailPath).
   std::string SelfHostedJailPath() const;
+
+  // Queues writing the index of `archive` (a host path) for `language`.
+  void PrepareTarIndex(const std::string& language, const std::string& archive);
+  // Its path inside the jail, or "" (as JailPath).
+  std::string TarIndexJailPath(const std::string& language) const;
 
   // Waits until nothing is queued or being written (tests, benchmarks).
   void WaitIdle();

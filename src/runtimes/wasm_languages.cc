@@ -124,6 +124,10 @@ std::vector<LanguageSpec> WasmTierLanguages(const std::string& airlock_js_path, 
 
   // Python: CPython built for wasm32-wasi (scripts/wasm/build_python.sh);
   // its standard library is a tar loaded read-only at /usr in the guest.
+  // CPython's standard library is a tar loaded into the engine's VFS; once
+  // the store has written its index ("{tar_index}", LanguageSpec::wasm_tar)
+  // a start reads that instead of the tar's 2 000 headers.
+  //
   // Python and PHP run on baseline code only (--wasm-baseline): their
   // interpreter loop is one long call that never moves to Ion's code, and
   // Ion's background compile of the module cost ~0.5-1 s of CPU and ~65 MB
@@ -139,24 +143,26 @@ std::vector<LanguageSpec> WasmTierLanguages(const std::string& airlock_js_path, 
     py.display_name = "Python";
     py.source_file = "main.py";
     py.wasm_module = (py_dir / "python.wasm").string();
+    py.wasm_tar = (py_dir / "python-stdlib.tar").string();
     py.run_argv = {kJailAirlockJsPath, "--wasi", std::string(kJailWasmPythonDir) + "/python.wasm",
                    "--code-cache", "{code_cache}", "--wasm-baseline", "--tar",
-                   std::string(kJailWasmPythonDir) + "/python-stdlib.tar=/usr", "--env", "PYTHONHOME=/usr",
-                   "--env", "PYTHONDONTWRITEBYTECODE=1", "--heap-mb", "{heap_mb}", "--wasm-max-mb", "{heap_mb}",
-                   "--deadline-ms", "{timeout_ms}", "--work", "/work=/work", "--", "python", "main.py"};
+                   std::string(kJailWasmPythonDir) + "/python-stdlib.tar=/usr", "--tar-index", "{tar_index}",
+                   "--env", "PYTHONHOME=/usr", "--env", "PYTHONDONTWRITEBYTECODE=1", "--heap-mb", "{heap_mb}",
+                   "--wasm-max-mb", "{heap_mb}", "--deadline-ms", "{timeout_ms}", "--work", "/work=/work", "--",
+                   "python", "main.py"};
     py.prestart_argv = {kJailAirlockJsPath, "--wasi", std::string(kJailWasmPythonDir) + "/python.wasm",
                         "--code-cache", "{code_cache}", "--wasm-baseline", "--tar",
-                        std::string(kJailWasmPythonDir) + "/python-stdlib.tar=/usr", "--env", "PYTHONHOME=/usr",
-                        "--env", "PYTHONDONTWRITEBYTECODE=1", "--heap-mb", "{heap_mb}", "--wasm-max-mb", "{heap_mb}",
-                        "--work", "/work=/work", "--resume-fd", "3", "--", "python", "-c",
-                        std::string(WasmPythonPrestartHarness())};
+                        std::string(kJailWasmPythonDir) + "/python-stdlib.tar=/usr", "--tar-index", "{tar_index}",
+                        "--env", "PYTHONHOME=/usr", "--env", "PYTHONDONTWRITEBYTECODE=1", "--heap-mb", "{heap_mb}",
+                        "--wasm-max-mb", "{heap_mb}", "--work", "/work=/work", "--resume-fd", "3", "--", "python",
+                        "-c", std::string(WasmPythonPrestartHarness())};
     py.prestart_takes_timeout = true;
     // Sessions: the harness reads its turns from the control channel the
     // engine offers at the guest's fd 1000 (--control-fd; the work dir
     // crosses each turn's boundary there).
     py.session_argv = {kJailAirlockJsPath, "--wasi", std::string(kJailWasmPythonDir) + "/python.wasm",
                        "--code-cache", "{code_cache}", "--wasm-baseline", "--tar",
-                       std::string(kJailWasmPythonDir) + "/python-stdlib.tar=/usr",
+                       std::string(kJailWasmPythonDir) + "/python-stdlib.tar=/usr", "--tar-index", "{tar_index}",
                        "--env", "PYTHONHOME=/usr", "--env", "PYTHONDONTWRITEBYTECODE=1", "--heap-mb", "{heap_mb}",
                        "--wasm-max-mb", "{heap_mb}", "--work", "/work=/work", "--control-fd", "3", "--", "python",
                        "-c", std::string(WasmPythonSessionHarness())};

@@ -1,5 +1,6 @@
 #include "wasm/tar_reader.h"
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -83,8 +84,9 @@ StatusOr<std::optional<std::string>> PaxPath(std::string_view data) {
   return path;
 }
 
-// Strips leading "/" and "./"; refuses ".." components and NUL bytes.
-StatusOr<std::string> CleanPath(std::string_view raw) {
+}  // namespace
+
+StatusOr<std::string> CleanTarPath(std::string_view raw) {
   if (raw.find('\0') != std::string_view::npos) return InvalidArgument("tar: NUL in entry name");
   std::string out;
   size_t pos = 0;
@@ -101,12 +103,7 @@ StatusOr<std::string> CleanPath(std::string_view raw) {
   return out;
 }
 
-}  // namespace
-
-StatusOr<TarStats> LoadTar(std::string_view archive, Vfs& vfs, const NodePtr& dest,
-                           TarOptions options) {
-  if (!dest || !dest->is_dir()) return InvalidArgument("tar: destination is not a directory");
-  TarStats stats;
+Status ForEachTarEntry(std::string_view archive, const std::function<Status(const TarEntry&)>& visit) {
   std::optional<std::string> long_name;
   size_t pos = 0;
   while (true) {
@@ -147,20 +144,45 @@ StatusOr<TarStats> LoadTar(std::string_view archive, Vfs& vfs, const NodePtr& de
       bool ustar = header.substr(257, 5) == "ustar";
       raw = (ustar && !prefix.empty()) ? std::string(prefix) + "/" + std::string(name) : std::string(name);
     }
-    AIRLOCK_ASSIGN_OR_RETURN(std::string path, CleanPath(raw));
-
+    AIRLOCK_ASSIGN_OR_RETURN(std::string path, CleanTarPath(raw));
+    TarEntry entry{.kind = TarEntry::kOther,
+                   .path = std::move(path),
+                   .offset = static_cast<uint64_t>(data.data() - archive.data()),
+                   .size = data.size()};
     if (type == '5') {
-      AIRLOCK_RETURN_IF_ERROR(vfs.MakeDirs(dest, path).status().WithContext("tar"));
-      stats.dirs++;
+      entry.kind = TarEntry::kDir;
     } else if (type == '0' || type == '\0' || type == '7') {
-      if (path.empty()) return InvalidArgument("tar: file entry without a name");
-      AIRLOCK_RETURN_IF_ERROR(vfs.AddFile(dest, path, data, options.backing).WithContext("tar"));
-      stats.files++;
-      stats.bytes += data.size();
-    } else {
-      stats.skipped++;
+      if (entry.path.empty()) return InvalidArgument("tar: file entry without a name");
+      entry.kind = TarEntry::kFile;
     }
+    AIRLOCK_RETURN_IF_ERROR(visit(entry));
   }
+  return OkStatus();
+}
+
+Status AddTarEntry(std::string_view archive, const TarEntry& entry, Vfs& vfs, const NodePtr& dest,
+                   const TarOptions& options, TarStats& stats) {
+  if (entry.kind == TarEntry::kDir) {
+    AIRLOCK_RETURN_IF_ERROR(vfs.MakeDirs(dest, entry.path).status().WithContext("tar"));
+    stats.dirs++;
+  } else if (entry.kind == TarEntry::kFile) {
+    AIRLOCK_RETURN_IF_ERROR(
+        vfs.AddFile(dest, entry.path, archive.substr(entry.offset, entry.size), options.backing).WithContext("tar"));
+    stats.files++;
+    stats.bytes += entry.size;
+  } else {
+    stats.skipped++;
+  }
+  return OkStatus();
+}
+
+StatusOr<TarStats> LoadTar(std::string_view archive, Vfs& vfs, const NodePtr& dest,
+                           TarOptions options) {
+  if (!dest || !dest->is_dir()) return InvalidArgument("tar: destination is not a directory");
+  TarStats stats;
+  AIRLOCK_RETURN_IF_ERROR(ForEachTarEntry(archive, [&](const TarEntry& entry) {
+    return AddTarEntry(archive, entry, vfs, dest, options, stats);
+  }));
   if (options.read_only) Vfs::SetReadOnly(dest);
   return stats;
 }

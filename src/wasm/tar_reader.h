@@ -16,7 +16,9 @@
 #define AIRLOCK_WASM_TAR_READER_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <string>
 #include <string_view>
 
 #include "base/status.h"
@@ -41,6 +43,28 @@ struct TarOptions {
 
 StatusOr<TarStats> LoadTar(std::string_view archive, Vfs& vfs, const NodePtr& dest,
                            TarOptions options = {});
+
+// One entry of an archive, as LoadTar sees it: its cleaned path (no "..",
+// no leading "/") and where its bytes lie in the archive.
+struct TarEntry {
+  enum Kind : uint8_t { kDir = 'd', kFile = 'f', kOther = 'o' } kind = kOther;  // kOther: skipped
+  std::string path;
+  uint64_t offset = 0;
+  uint64_t size = 0;
+};
+
+// Walks `archive`'s headers (with every check LoadTar makes) and calls
+// `visit` for each entry, in order; stops at the first error.
+Status ForEachTarEntry(std::string_view archive, const std::function<Status(const TarEntry&)>& visit);
+
+// Creates `entry` (bytes at entry.offset in `archive`, which must hold
+// them) under `dest`, counting it in `stats`. LoadTar's step, for indexes
+// (tar_index.h).
+Status AddTarEntry(std::string_view archive, const TarEntry& entry, Vfs& vfs, const NodePtr& dest,
+                   const TarOptions& options, TarStats& stats);
+
+// Strips leading "/" and "./"; refuses ".." components and NUL bytes.
+StatusOr<std::string> CleanTarPath(std::string_view raw);
 
 }  // namespace airlock::wasm
 

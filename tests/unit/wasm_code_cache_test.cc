@@ -27,6 +27,7 @@
 #include "selftest/containment_suite.h"
 #include "test_jail_host.h"
 #include "wasm/code_cache_file.h"
+#include "wasm/tar_index.h"
 
 namespace airlock {
 namespace {
@@ -56,6 +57,12 @@ class ScratchDir {
 };
 
 void WriteFile(const std::string& path, const std::string& content) { std::ofstream(path) << content; }
+
+std::string U64(uint64_t v) {
+  std::string out;
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+  return out;
+}
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path);
@@ -229,7 +236,7 @@ TEST_F(WasmCodeStoreTest, RunsLoadTheCodeTheStoreWroteAndOnlyWhileItIsTheRunners
   ASSERT_NE(ex, nullptr);
   ex->EnableWasmCodeStore(std::move(*store));
   s->WaitIdle();
-  EXPECT_EQ(s->stats().written, 2u) << "CPython's code and the engine's self-hosted code";
+  EXPECT_EQ(s->stats().written, 3u) << "CPython's code, its standard library's index and the engine's self-hosted code";
   EXPECT_EQ(s->stats().failed, 0u);
   const uint64_t heap_mb = python_.default_memory_mb - 64;
   const std::string jail_path = s->JailPath("python", heap_mb);
@@ -268,6 +275,64 @@ TEST_F(WasmCodeStoreTest, RunsLoadTheCodeTheStoreWroteAndOnlyWhileItIsTheRunners
   ASSERT_EQ(chmod(file.c_str(), 0644), 0);
   ASSERT_EQ(chmod((dir_ / "code").c_str(), 0775), 0);
   EXPECT_EQ(s->JailPath("python", heap_mb), "") << "a directory others can write is not trusted either";
+}
+
+// The standard library's tar index (wasm/tar_index.h): written by the
+// store, used by runs, and only while it is the runner's own. "Used" is
+// shown: an index that also lists a module the archive does not have (its
+// bytes those of __hello__.py) makes that module importable.
+TEST_F(WasmCodeStoreTest, RunsLoadTheStandardLibraryFromTheStoresIndex) {
+  ASSERT_FALSE(python_.wasm_tar.empty());
+  auto store = runtimes::WasmCodeStore::Open(dir_ / "code", kAirlockJs);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  runtimes::WasmCodeStore* s = store->get();
+  std::unique_ptr<runtimes::LocalExecutor> ex = Executor();
+  ASSERT_NE(ex, nullptr);
+  ex->EnableWasmCodeStore(std::move(*store));
+  s->WaitIdle();
+  ASSERT_EQ(s->TarIndexJailPath("python"), std::string(runtimes::kJailWasmCodeDir) + "/python.tar-index");
+  const std::string file = dir_ / "code/python.tar-index";
+  const std::string probe = "import sys\ntry:\n    import airlock_probe\n    airlock_probe.main()\nexcept ImportError:\n"
+                            "    print('no probe')\nimport json\nprint(json.dumps([1]))\n";
+  runtimes::RunResult r = RunPython(*ex, probe);
+  EXPECT_EQ(r.stdout_text, "no probe\n[1]\n") << runtimes::RunStatusName(r.status) << " " << r.stderr_text;
+
+  // The store's index plus one entry: lib/python3.11/airlock_probe.py with
+  // __hello__.py's bytes.
+  auto key = wasm::TarIndexKeyFor(python_.wasm_tar);
+  ASSERT_TRUE(key.ok());
+  auto index = wasm::ReadCodeCache(file, *key);
+  ASSERT_TRUE(index.ok()) << index.status().ToString();
+  const std::string archive = ReadFile(python_.wasm_tar);
+  auto entries = wasm::DecodeTarIndex(archive, index->encoding());
+  ASSERT_TRUE(entries.ok()) << entries.status().ToString();
+  std::string added;
+  for (const wasm::TarEntry& e : *entries) {
+    if (e.path != "lib/python3.11/__hello__.py") continue;
+    wasm::TarEntry probe_entry = e;
+    probe_entry.path = "lib/python3.11/airlock_probe.py";
+    added = std::string(1, static_cast<char>(probe_entry.kind)) + U64(probe_entry.offset) + U64(probe_entry.size) +
+            U64(probe_entry.path.size()) + probe_entry.path;
+  }
+  ASSERT_FALSE(added.empty()) << "no __hello__.py in the archive";
+  std::string crafted = U64(entries->size() + 1) + std::string(index->encoding().substr(8)) + added;
+  ASSERT_TRUE(wasm::WriteCodeCache(file, *key, crafted).ok());
+  r = RunPython(*ex, probe);
+  EXPECT_EQ(r.stdout_text, "Hello world!\n[1]\n") << runtimes::RunStatusName(r.status) << " " << r.stderr_text;
+
+  // Writable by others: not named; the run walks the archive itself.
+  ASSERT_EQ(chmod(file.c_str(), 0666), 0);
+  EXPECT_EQ(s->TarIndexJailPath("python"), "");
+  r = RunPython(*ex, probe);
+  EXPECT_EQ(r.stdout_text, "no probe\n[1]\n") << runtimes::RunStatusName(r.status) << " " << r.stderr_text;
+  // Named again, but made for another archive (its key): walked.
+  ASSERT_EQ(chmod(file.c_str(), 0644), 0);
+  wasm::CodeCacheKey other = *key;
+  other.module_size += 1;
+  ASSERT_TRUE(wasm::WriteCodeCache(file, other, crafted).ok());
+  ASSERT_NE(s->TarIndexJailPath("python"), "");
+  r = RunPython(*ex, probe);
+  EXPECT_EQ(r.stdout_text, "no probe\n[1]\n") << runtimes::RunStatusName(r.status) << " " << r.stderr_text;
 }
 
 TEST_F(WasmCodeStoreTest, AModuleThatCannotBeCompiledLeavesRunsCompilingAsBefore) {
@@ -315,6 +380,10 @@ TEST_P(CompiledCodeContainmentTest, HoldsOnLoadedCode) {
   }
   EXPECT_NE(env.executor()->wasm_code_store()->SelfHostedJailPath(), "")
       << "the engine would parse its self-hosted code, not decode it";
+  if (!spec->wasm_tar.empty()) {
+    EXPECT_NE(env.executor()->wasm_code_store()->TarIndexJailPath(c.language), "")
+        << "the case would walk the standard library's tar, not load its index";
+  }
   const selftest::CaseOutcome outcome = RunContainmentCase(*env.executor(), c, *env.bait());
   if (outcome.skipped) GTEST_SKIP() << outcome.detail;
   EXPECT_TRUE(outcome.passed) << c.name << " (" << c.description << ") on loaded code: expected "

@@ -29,6 +29,7 @@
 #include "engine/js/write_all.h"
 #include "wasm/code_cache_file.h"
 #include "wasm/module_limits.h"
+#include "wasm/tar_index.h"
 #include "wasm/tar_reader.h"
 #include "wasm/vfs.h"
 #include "wasm/wasi.h"
@@ -51,7 +52,12 @@ struct WasiFlags {
   uint64_t deadline_ms = 0;
   uint64_t wasm_max_mb = 256;
   uint64_t max_output_bytes = 1u << 20;
-  std::vector<std::pair<std::string, std::string>> tars;  // archive, guest dir
+  struct Tar {
+    std::string archive;
+    std::string guest_dir;
+    std::string index;  // --tar-index after it: tar_index.h; "" none
+  };
+  std::vector<Tar> tars;
   std::optional<std::pair<std::string, std::string>> work;  // host dir, guest dir
   std::vector<std::string> env;  // NAME=VALUE for the guest (nothing else)
   std::vector<std::string> argv;
@@ -116,6 +122,13 @@ StatusOr<WasiFlags> ParseWasiFlags(int argc, char** argv) {
       f.env.emplace_back(v);
       continue;
     }
+    if (a == "--tar-index") {
+      if (f.tars.empty() || v.empty() || v.front() != '/') {
+        return InvalidArgument("--tar-index expects an absolute path, after its --tar");
+      }
+      f.tars.back().index = std::string(v);
+      continue;
+    }
     if (a == "--code-cache") {
       if (v.empty() || v.front() != '/') return InvalidArgument("--code-cache expects an absolute path");
       f.code_cache = std::string(v);
@@ -124,7 +137,7 @@ StatusOr<WasiFlags> ParseWasiFlags(int argc, char** argv) {
     if (a == "--tar" || a == "--work") {
       AIRLOCK_ASSIGN_OR_RETURN(auto p, Pair(a, v));
       if (a == "--tar") {
-        f.tars.push_back(std::move(p));
+        f.tars.push_back({.archive = std::move(p.first), .guest_dir = std::move(p.second), .index = ""});
       } else {
         f.work = std::move(p);
       }
@@ -201,6 +214,20 @@ StatusOr<MappedFile> MapFile(const std::string& path, uint64_t max) {
   out.owner = std::shared_ptr<const void>(base, [length](const void* p) { ::munmap(const_cast<void*>(p), length); });
   out.bytes = std::string_view(static_cast<const char*>(base), length);
   return out;
+}
+
+// Loads a --tar archive into `dir`: from its index when one is given and
+// made for this very file (tar_index.h), else by walking its headers.
+Status LoadArchive(const WasiFlags::Tar& tar, const MappedFile& mapped, wasm::Vfs& vfs, const wasm::NodePtr& dir) {
+  const wasm::TarOptions options{.read_only = true, .backing = mapped.owner};
+  if (!tar.index.empty()) {
+    StatusOr<wasm::CodeCacheKey> key = wasm::TarIndexKeyFor(tar.archive);
+    StatusOr<wasm::MappedCode> index = key.ok() ? wasm::ReadCodeCache(tar.index, *key) : key.status();
+    StatusOr<std::vector<wasm::TarEntry>> entries =
+        index.ok() ? wasm::DecodeTarIndex(mapped.bytes, index->encoding()) : index.status();
+    if (entries.ok()) return wasm::LoadTarEntries(mapped.bytes, *entries, vfs, dir, options).status();
+  }
+  return wasm::LoadTar(mapped.bytes, vfs, dir, options).status();
 }
 
 std::string ReadStdin() {
@@ -322,20 +349,18 @@ int WasiMainWith(int argc, char** argv, const EngineOptions& base, const WasiDri
   // The virtual filesystem: runtime trees read-only, the work dir writable.
   wasm::Vfs vfs(wasm::VfsLimits{.max_bytes = 1ull << 30, .max_nodes = 200000});
   wasm::WasiOptions wo;
-  for (const auto& [archive, guest] : flags->tars) {
+  for (const WasiFlags::Tar& tar : flags->tars) {
     // Mapped, not read: the files borrow their bytes from the mapping, so
     // every process of the machine shares one copy of a standard library
     // in the page cache.
-    StatusOr<MappedFile> mapped = MapFile(archive, 1ull << 30);
-    StatusOr<wasm::NodePtr> dir = mapped.ok() ? vfs.MakeDirs(guest) : StatusOr<wasm::NodePtr>(mapped.status());
-    Status st = dir.ok() ? wasm::LoadTar(mapped->bytes, vfs, *dir, {.read_only = true, .backing = mapped->owner})
-                               .status()
-                         : dir.status();
+    StatusOr<MappedFile> mapped = MapFile(tar.archive, 1ull << 30);
+    StatusOr<wasm::NodePtr> dir = mapped.ok() ? vfs.MakeDirs(tar.guest_dir) : StatusOr<wasm::NodePtr>(mapped.status());
+    Status st = dir.ok() ? LoadArchive(tar, *mapped, vfs, *dir) : dir.status();
     if (!st.ok()) {
-      Write(2, "airlock-js: " + archive + ": " + st.message() + "\n");
+      Write(2, "airlock-js: " + tar.archive + ": " + st.message() + "\n");
       return kExitUsage;
     }
-    wo.preopens.push_back({guest, *dir});
+    wo.preopens.push_back({tar.guest_dir, *dir});
   }
   wasm::NodePtr work;
   if (flags->work) {

@@ -4,7 +4,8 @@
 // started inside the native jail like any other program.
 //
 //   airlock-js --wasi MODULE.wasm [--heap-mb N] [--deadline-ms N] [--wasm-max-mb N]
-//              [--max-output-bytes N] [--tar ARCHIVE=GUEST_DIR]... [--work HOST_DIR=GUEST_DIR]
+//              [--max-output-bytes N] [--tar ARCHIVE=GUEST_DIR [--tar-index FILE]]...
+//              [--work HOST_DIR=GUEST_DIR]
 //              [--env NAME=VALUE]... [--wasm-baseline] [--resume-fd N] [--control-fd N]
 //              [--code-cache FILE]
 //              -- ARGV0 [ARG...]
@@ -21,6 +22,8 @@
 // Ion tier in the background). --code-cache FILE loads the module's code
 // from FILE instead of compiling it, if FILE was made for this module, cap
 // and engine (WasmCodeCacheMain below); otherwise it compiles as usual.
+// --tar-index FILE: the preceding --tar archive's index (wasm/tar_index.h),
+// used instead of walking the archive's headers if made for this file.
 // --resume-fd N: pre-started (below).
 // --control-fd N: a session; host fd N is the guest's kGuestControlFd (or
 // --control-guest-fd G: 0, in place of stdin, or 100-1023), the
