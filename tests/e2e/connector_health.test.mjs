@@ -63,6 +63,11 @@ describe('a connector that fails to start', () => {
         assert.ok(await waitFor(async () => (await metric(/^airlock_runner_up (\d)/m)) === '1', 30000), 'runner up');
         assert.ok(await waitFor(() => /connector broken: /.test(server.stderr()), 30000), server.stderr());
         assert.equal(await metric(/^airlock_connector_up\{connector="broken"\} (\d)/m), '0');
+        // /readyz also waits for the warm pool (a jail ready, or none
+        // pending): on a busy machine that can take a while after the
+        // runner is up. Only then does the connector alone decide.
+        assert.ok(await waitFor(async () => Number(await metric(/^airlock_pool_ready (\d+)/m)) > 0 ||
+          (await metric(/^airlock_pool_pending (\d+)/m)) === '0', 30000), 'the warm pool settles');
         const ready = await fetch(`${base}/readyz`);
         assert.equal(ready.status, requires ? 503 : 200, await ready.text());
       } finally {
