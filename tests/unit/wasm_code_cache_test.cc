@@ -223,19 +223,28 @@ class WasmCodeStoreTest : public ::testing::Test {
     return ex.Run(r, nullptr, cancel);
   }
 
+  // An executor with a store in dir_/code, its files written; *store is
+  // the store, owned by the executor.
+  std::unique_ptr<runtimes::LocalExecutor> ExecutorWithStore(runtimes::WasmCodeStore** store) {
+    auto opened = runtimes::WasmCodeStore::Open(dir_ / "code", kAirlockJs);
+    EXPECT_TRUE(opened.ok()) << opened.status().ToString();
+    std::unique_ptr<runtimes::LocalExecutor> ex = Executor();
+    if (!opened.ok() || ex == nullptr) return nullptr;
+    *store = opened->get();
+    ex->EnableWasmCodeStore(std::move(*opened));
+    (*store)->WaitIdle();
+    return ex;
+  }
+
   runtimes::LanguageSpec python_;
   std::unique_ptr<jail::JailHost> host_;
   ScratchDir dir_{"store"};
 };
 
 TEST_F(WasmCodeStoreTest, RunsLoadTheCodeTheStoreWroteAndOnlyWhileItIsTheRunnersOwn) {
-  auto store = runtimes::WasmCodeStore::Open(dir_ / "code", kAirlockJs);
-  ASSERT_TRUE(store.ok()) << store.status().ToString();
-  runtimes::WasmCodeStore* s = store->get();
-  std::unique_ptr<runtimes::LocalExecutor> ex = Executor();
+  runtimes::WasmCodeStore* s = nullptr;
+  std::unique_ptr<runtimes::LocalExecutor> ex = ExecutorWithStore(&s);
   ASSERT_NE(ex, nullptr);
-  ex->EnableWasmCodeStore(std::move(*store));
-  s->WaitIdle();
   EXPECT_EQ(s->stats().written, 3u) << "CPython's code, its standard library's index and the engine's self-hosted code";
   EXPECT_EQ(s->stats().failed, 0u);
   const uint64_t heap_mb = python_.default_memory_mb - 64;
@@ -283,13 +292,9 @@ TEST_F(WasmCodeStoreTest, RunsLoadTheCodeTheStoreWroteAndOnlyWhileItIsTheRunners
 // bytes those of __hello__.py) makes that module importable.
 TEST_F(WasmCodeStoreTest, RunsLoadTheStandardLibraryFromTheStoresIndex) {
   ASSERT_FALSE(python_.wasm_tar.empty());
-  auto store = runtimes::WasmCodeStore::Open(dir_ / "code", kAirlockJs);
-  ASSERT_TRUE(store.ok()) << store.status().ToString();
-  runtimes::WasmCodeStore* s = store->get();
-  std::unique_ptr<runtimes::LocalExecutor> ex = Executor();
+  runtimes::WasmCodeStore* s = nullptr;
+  std::unique_ptr<runtimes::LocalExecutor> ex = ExecutorWithStore(&s);
   ASSERT_NE(ex, nullptr);
-  ex->EnableWasmCodeStore(std::move(*store));
-  s->WaitIdle();
   ASSERT_EQ(s->TarIndexJailPath("python"), std::string(runtimes::kJailWasmCodeDir) + "/python.tar-index");
   const std::string file = dir_ / "code/python.tar-index";
   const std::string probe = "import sys\ntry:\n    import airlock_probe\n    airlock_probe.main()\nexcept ImportError:\n"
