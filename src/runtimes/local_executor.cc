@@ -333,16 +333,7 @@ std::vector<std::string> LocalExecutor::ExpandArgv(const LanguageSpec& spec, std
   const uint64_t heap_mb = HeapMb(memory_mb);
   std::vector<std::string> out;
   out.reserve(argv.size() + 2);
-  // airlock-js starts from the store's encoding of its self-hosted code
-  // (engine/js/self_hosted_cache.h) once that is written.
-  const bool engine = !argv.empty() && argv[0] == kJailAirlockJsPath;
-  std::string self_hosted = engine && wasm_code_ ? wasm_code_->SelfHostedJailPath() : "";
   for (std::string& a : argv) {
-    if (!self_hosted.empty() && out.size() == 1) {
-      out.push_back("--self-hosted-cache");
-      out.push_back(std::move(self_hosted));
-      self_hosted.clear();
-    }
     if (a == "{timeout_ms}") {
       a = std::to_string(timeout_ms);
     } else if (a == "{heap_mb}") {
@@ -362,6 +353,12 @@ std::vector<std::string> LocalExecutor::ExpandArgv(const LanguageSpec& spec, std
       }
     }
     out.push_back(std::move(a));
+  }
+  // airlock-js starts from the store's encoding of its self-hosted code
+  // (engine/js/self_hosted_cache.h) once that is written.
+  if (wasm_code_ && !out.empty() && out[0] == kJailAirlockJsPath) {
+    std::string self_hosted = wasm_code_->SelfHostedJailPath();
+    if (!self_hosted.empty()) out.insert(out.begin() + 1, {"--self-hosted-cache", std::move(self_hosted)});
   }
   return out;
 }

@@ -65,14 +65,18 @@ WasmCodeStore::~WasmCodeStore() = default;
 void WasmCodeStore::Prepare(const std::string& language, const std::string& module, uint64_t heap_mb) {
   const std::string file = FileFor(language, heap_mb);
   writes_.Enqueue(file, [this, module, file, heap_mb] {
-    return Write(file, {airlock_js_, "--wasm-code-cache", module, dir_ + "/" + file, "--wasm-max-mb",
-                        std::to_string(heap_mb)});
+    return Write(file, [&] {
+      return writes_.RunTool(
+          {airlock_js_, "--wasm-code-cache", module, dir_ + "/" + file, "--wasm-max-mb", std::to_string(heap_mb)}, {});
+    });
   });
 }
 
 void WasmCodeStore::PrepareSelfHosted() {
   writes_.Enqueue(kSelfHostedFile, [this] {
-    return Write(kSelfHostedFile, {airlock_js_, "--self-hosted-cache-write", dir_ + "/" + kSelfHostedFile});
+    return Write(kSelfHostedFile, [this] {
+      return writes_.RunTool({airlock_js_, "--self-hosted-cache-write", dir_ + "/" + kSelfHostedFile}, {});
+    });
   });
 }
 
@@ -88,18 +92,18 @@ std::string WasmCodeStore::SelfHostedJailPath() const { return Named(kSelfHosted
 
 void WasmCodeStore::PrepareTarIndex(const std::string& language, const std::string& archive) {
   const std::string file = TarIndexFile(language);
-  writes_.Enqueue(file, [this, file, archive]() -> Status {
-    // Keyed by the archive's size, mtime and inode as of now; an archive
-    // replaced later no longer matches, and starts walk it.
-    AIRLOCK_ASSIGN_OR_RETURN(wasm::CodeCacheKey key, wasm::TarIndexKeyFor(archive));
-    AIRLOCK_RETURN_IF_ERROR(wasm::UpdateCodeCache(dir_ + "/" + file, key, [&]() -> StatusOr<std::string> {
-                              AIRLOCK_ASSIGN_OR_RETURN(std::string bytes, ReadArchive(archive));
-                              return wasm::EncodeTarIndex(bytes);
-                            }).status());
-    if (!Safe(file)) return FailedPrecondition(dir_ + "/" + file + " is not the runner's own");
-    std::lock_guard<std::mutex> lock(mu_);
-    ready_.insert(file);
-    return OkStatus();
+  writes_.Enqueue(file, [this, file, archive] {
+    // In the runner itself: it only reads the archive. Keyed by the
+    // archive's size, mtime and inode as of now; an archive replaced later
+    // no longer matches, and starts walk it.
+    return Write(file, [&]() -> Status {
+      AIRLOCK_ASSIGN_OR_RETURN(wasm::CodeCacheKey key, wasm::TarIndexKeyFor(archive));
+      return wasm::UpdateCodeCache(dir_ + "/" + file, key, [&]() -> StatusOr<std::string> {
+               AIRLOCK_ASSIGN_OR_RETURN(std::string bytes, ReadArchive(archive));
+               return wasm::EncodeTarIndex(bytes);
+             })
+          .status();
+    });
   });
 }
 
@@ -122,9 +126,8 @@ WasmCodeStore::Stats WasmCodeStore::stats() const {
   return {.written = q.succeeded, .failed = q.failed};
 }
 
-Status WasmCodeStore::Write(const std::string& file, std::vector<std::string> argv) {
-  // An empty environment: airlock-js needs none to compile.
-  AIRLOCK_RETURN_IF_ERROR(writes_.RunTool(std::move(argv), {}));
+Status WasmCodeStore::Write(const std::string& file, const std::function<Status()>& make) {
+  AIRLOCK_RETURN_IF_ERROR(make());
   if (!Safe(file)) return FailedPrecondition(dir_ + "/" + file + " is not the runner's own");
   std::lock_guard<std::mutex> lock(mu_);
   ready_.insert(file);

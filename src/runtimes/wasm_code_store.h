@@ -55,6 +55,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <functional>
 #include <vector>
 
 #include "base/status.h"
@@ -105,9 +106,10 @@ class WasmCodeStore {
 
  private:
   WasmCodeStore(std::string dir, std::string airlock_js);
-  // On the queue's thread: has airlock-js write `file` with `argv`, and
-  // records it as this store's once it is safe.
-  Status Write(const std::string& file, std::vector<std::string> argv);
+  // On the queue's thread: runs `make` (airlock-js run with an empty
+  // environment, or the store's own writer) to write `file`, and records
+  // it as this store's once it is safe.
+  Status Write(const std::string& file, const std::function<Status()>& make);
   // `file`'s path in the jail if this store wrote it and it is safe, or "".
   std::string Named(const std::string& file) const;
   bool Safe(const std::string& file) const;

@@ -22,17 +22,6 @@ namespace {
 constexpr char kMagic[] = "AIRLOCK-WASM-CODE-1\n";
 constexpr size_t kMagicLength = sizeof kMagic - 1;
 
-void PutU64(std::string& out, uint64_t v) {
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-}
-
-bool GetU64(std::string_view& in, uint64_t* v) {
-  if (in.size() < 8) return false;
-  *v = 0;
-  for (int i = 0; i < 8; ++i) *v |= static_cast<uint64_t>(static_cast<unsigned char>(in[i])) << (8 * i);
-  in.remove_prefix(8);
-  return true;
-}
 
 std::string Header(const CodeCacheKey& key, uint64_t encoding_length) {
   std::string h(kMagic, kMagicLength);
@@ -57,6 +46,18 @@ Status WriteAllTo(int fd, std::string_view bytes, const std::string& path) {
 }
 
 }  // namespace
+
+void PutU64(std::string& out, uint64_t v) {
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+
+bool GetU64(std::string_view& in, uint64_t* v) {
+  if (in.size() < 8) return false;
+  *v = 0;
+  for (int i = 0; i < 8; ++i) *v |= static_cast<uint64_t>(static_cast<unsigned char>(in[i])) << (8 * i);
+  in.remove_prefix(8);
+  return true;
+}
 
 StatusOr<CodeCacheKey> CodeCacheKeyFor(const std::string& module_path, uint64_t cap_bytes, std::string build_id) {
   if (build_id.empty()) return FailedPrecondition("the engine gives no code build id");

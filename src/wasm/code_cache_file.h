@@ -44,6 +44,12 @@ struct CodeCacheKey {
   uint64_t memory_cap_bytes = 0;
 };
 
+// The format's numbers: 8 bytes, little-endian. GetU64 consumes them from
+// the front of `in`; false if fewer than 8 bytes are left. For payloads in
+// this format that carry numbers of their own (tar_index.h).
+void PutU64(std::string& out, uint64_t v);
+bool GetU64(std::string_view& in, uint64_t* v);
+
 // The key of the module file at `module_path` (stat) capped at `cap_bytes`.
 StatusOr<CodeCacheKey> CodeCacheKeyFor(const std::string& module_path, uint64_t cap_bytes, std::string build_id);
 

@@ -10,18 +10,6 @@ namespace {
 // Stands in for the engine build id in the key: the format's version.
 constexpr char kTarIndexFormat[] = "airlock-tar-index-1";
 
-void PutU64(std::string& out, uint64_t v) {
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-}
-
-bool GetU64(std::string_view& in, uint64_t* v) {
-  if (in.size() < 8) return false;
-  *v = 0;
-  for (int i = 0; i < 8; ++i) *v |= uint64_t{static_cast<uint8_t>(in[i])} << (8 * i);
-  in.remove_prefix(8);
-  return true;
-}
-
 }  // namespace
 
 StatusOr<CodeCacheKey> TarIndexKeyFor(const std::string& archive_path) {
