@@ -4,6 +4,10 @@
 #
 #   $AIRLOCK_WASM_CACHE (default /var/cache/airlock/wasm)/python-<debian-version>-r<RECIPE_REV>/
 #     python.wasm         the interpreter (WASI preview1 command module)
+#     python-session.wasm the same interpreter as a reactor for sessions
+#                         (scripts/wasm/python/airlock_session.c: between
+#                         turns no frame is live, so a session can be
+#                         checkpointed: engine/js/python_session.h)
 #     python-stdlib.tar   uncompressed tar of lib/python3.11/... with each
 #                         module's bytecode beside it (__pycache__/*.pyc,
 #                         unchecked-hash: never compared with the source);
@@ -27,7 +31,7 @@ set -euo pipefail
 
 CACHE_ROOT="${AIRLOCK_WASM_CACHE:-/var/cache/airlock/wasm}"
 SRC_PKG=python3.11
-RECIPE_REV=2  # 2: bytecode for the standard library in the tar
+RECIPE_REV=3  # 2: bytecode for the standard library in the tar; 3: python-session.wasm
 BUILD_PYTHON=/usr/bin/python3.11
 WASM_CFLAGS="-Wno-error=int-conversion"
 CONFIGURE_FLAGS="--host=wasm32-unknown-wasi --prefix=/ --disable-test-modules --with-build-python=${BUILD_PYTHON}"
@@ -48,7 +52,7 @@ done
 cache_complete() {
   local dir="$1" f want got
   [ -f "$dir/MANIFEST" ] || return 1
-  for f in python.wasm python-stdlib.tar; do
+  for f in python.wasm python-session.wasm python-stdlib.tar; do
     want="$(sed -n "s/^SHA256_${f//[.-]/_}=//p" "$dir/MANIFEST")"
     [ -n "$want" ] && [ -f "$dir/$f" ] || return 1
     got="$(sha256sum "$dir/$f" | cut -d' ' -f1)"
@@ -144,10 +148,18 @@ say "compiling with $(nproc) jobs"
   "$src/Tools/wasm/wasi-env" make -j"$(nproc)" \
     BUILD_DATE="$build_date" BUILD_TIME="$build_time") >>"$log" 2>&1 || fail "make"
 [ -f "$build/python.wasm" ] || fail "make produced no python.wasm"
+# The session reactor: the same objects and link flags, our entry points.
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+(cd "$build" && WASI_SDK_PATH="$sdk" CCACHE_DISABLE=1 SOURCE_DATE_EPOCH="$epoch" \
+  "$src/Tools/wasm/wasi-env" make -f Makefile -f "$here/python/session.mk" \
+    AIRLOCK_SESSION_C="$here/python/airlock_session.c" \
+    BUILD_DATE="$build_date" BUILD_TIME="$build_time" python-session.wasm) >>"$log" 2>&1 ||
+  fail "make python-session.wasm"
 
 # Stage the cache entry next to its final place (same filesystem => atomic mv).
 stage="$(mktemp -d "$CACHE_ROOT/.python-$version.XXXXXX")"
 cp "$build/python.wasm" "$stage/python.wasm"
+cp "$build/python-session.wasm" "$stage/python-session.wasm"
 
 # Stdlib: Lib/ minus the useless parts, plus the generated sysconfig data.
 root="$work/stdlib-root"
@@ -171,6 +183,7 @@ cp "$sysconfigdata" "$lib/"
   --format=gnu -cf "$stage/python-stdlib.tar" lib) >>"$log" 2>&1 || fail "tar"
 
 wasm_sha="$(sha256sum "$stage/python.wasm" | cut -d' ' -f1)"
+session_sha="$(sha256sum "$stage/python-session.wasm" | cut -d' ' -f1)"
 tar_sha="$(sha256sum "$stage/python-stdlib.tar" | cut -d' ' -f1)"
 cat >"$stage/MANIFEST" <<MANIFEST
 VERSION=$version
@@ -187,6 +200,7 @@ STDLIB_DROPPED=${STDLIB_DROP[*]}
 STDLIB_BYTECODE=unchecked-hash
 RECIPE_REV=$RECIPE_REV
 SHA256_python_wasm=$wasm_sha
+SHA256_python_session_wasm=$session_sha
 SHA256_python_stdlib_tar=$tar_sha
 MANIFEST
 chmod 755 "$stage"

@@ -43,6 +43,7 @@ StatusOr<LocalRuntime> MakeLocalRuntime(const config::Config& config, bool allow
   limits.max_output_file_bytes = l.max_file_bytes;
   limits.max_output_files = static_cast<uint32_t>(std::min<uint64_t>(l.max_files, UINT32_MAX));
   limits.max_output_files_total_bytes = l.max_output_files_total_bytes;
+  limits.pause_after_s = config.sessions.pause_after_s;
 
   std::vector<runtimes::LanguageSpec> languages;
   for (runtimes::LanguageSpec spec : runtimes::BuiltinLanguages()) {

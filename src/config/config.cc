@@ -557,7 +557,7 @@ StatusOr<Config> ConfigFromJson(const json& j) {
   }
   ObjectReader ss = root.Child("sessions");
   AIRLOCK_RETURN_IF_ERROR(ss.Check({"enabled", "idle_timeout_s", "max_idle_timeout_s", "max_lifetime_s",
-                                    "max_per_caller", "max_total", "max_cpu_s"}));
+                                    "max_per_caller", "max_total", "max_cpu_s", "pause_after_s"}));
   AIRLOCK_RETURN_IF_ERROR(ss.Bool("enabled", &c.sessions.enabled));
   AIRLOCK_RETURN_IF_ERROR(ss.U64("idle_timeout_s", &c.sessions.idle_timeout_s, 1, 7 * 86400));
   AIRLOCK_RETURN_IF_ERROR(ss.U64("max_idle_timeout_s", &c.sessions.max_idle_timeout_s, 1, 7 * 86400));
@@ -565,6 +565,7 @@ StatusOr<Config> ConfigFromJson(const json& j) {
   AIRLOCK_RETURN_IF_ERROR(ss.U64("max_per_caller", &c.sessions.max_per_caller, 1, 1024));
   AIRLOCK_RETURN_IF_ERROR(ss.U64("max_total", &c.sessions.max_total, 0, 4096));
   AIRLOCK_RETURN_IF_ERROR(ss.U64("max_cpu_s", &c.sessions.max_cpu_s, 1, 7 * 86400));
+  AIRLOCK_RETURN_IF_ERROR(ss.U64("pause_after_s", &c.sessions.pause_after_s, 0, 7 * 86400));
   if (c.sessions.idle_timeout_s > c.sessions.max_idle_timeout_s) {
     return InvalidArgument("config.sessions.idle_timeout_s: exceeds max_idle_timeout_s");
   }
@@ -771,7 +772,8 @@ json ConfigToJson(const Config& c) {
         {"max_lifetime_s", c.sessions.max_lifetime_s},
         {"max_per_caller", c.sessions.max_per_caller},
         {"max_total", c.sessions.max_total},
-        {"max_cpu_s", c.sessions.max_cpu_s}}},
+        {"max_cpu_s", c.sessions.max_cpu_s},
+        {"pause_after_s", c.sessions.pause_after_s}}},
       {"tasks",
        {{"mode", c.tasks.mode},
         {"min_timeout_ms", c.tasks.min_timeout_ms},
@@ -941,13 +943,18 @@ json ConfigSchemaDoc() {
       {"state.backend", "string", "\"sqlite\" (files in the state dir) or \"postgres\" (shared by several gateways)."},
       {"state.postgres_dsn", "string", "libpq connection string; PG* environment variables fill the rest."},
       {"state.postgres_dsn_file", "string", "A file holding the connection string (a mounted Secret)."},
-      {"sessions.enabled", "boolean", "Offer open_session/close_session/list_sessions (default true; docs/sessions.md)."},
+      {"sessions.enabled", "boolean",
+       "Offer open_session/close_session/list_sessions/pause_session/resume_session/fork_session (default true; "
+       "docs/sessions.md)."},
       {"sessions.idle_timeout_s", "integer", "A session idle this long is closed (default 600)."},
       {"sessions.max_idle_timeout_s", "integer", "The most open_session's timeout_s may ask (default 3600)."},
       {"sessions.max_lifetime_s", "integer", "A session is closed this long after it opened (default 3600)."},
       {"sessions.max_per_caller", "integer", "Open sessions per caller (default 4)."},
       {"sessions.max_total", "integer", "Open sessions in all (default 0: memory / (2 x default memory), 1..64)."},
       {"sessions.max_cpu_s", "integer", "CPU seconds a session's interpreter may use over its life (default 600)."},
+      {"sessions.pause_after_s", "integer",
+       "A session that can be paused (WASM-tier Python) idle this long is paused by its runner until its next call "
+       "(default 300; 0: never)."},
       {"tasks.mode", "string",
        "MCP tasks for run_code/execute (modern clients declaring io.modelcontextprotocol/tasks): never, long, always."},
       {"tasks.min_timeout_ms", "integer", "With mode long: a call asking at least this timeout becomes a task (30000)."},

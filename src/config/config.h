@@ -244,6 +244,10 @@ struct SessionsConfig {
   uint64_t max_per_caller = 4;
   uint64_t max_total = 0;              // 0: from the machine's memory (ResolvedMaxSessions)
   uint64_t max_cpu_s = 600;            // CPU time of a session's interpreter, all calls together
+  // A session that can be paused (the WASM tier's Python) and has been idle
+  // this long is paused by its runner (its state on disk, its jail gone)
+  // until its next call; 0: never.
+  uint64_t pause_after_s = 300;
 };
 
 // "tasks": the MCP Tasks extension (io.modelcontextprotocol/tasks) for

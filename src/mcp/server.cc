@@ -80,6 +80,9 @@ McpServer::McpServer(const config::Config& config, runtimes::CodeExecutor& execu
     open_session_ = std::make_shared<OpenSessionTool>(*code_sessions_, catalog_, options_.audit);
     close_session_ = std::make_shared<CloseSessionTool>(*code_sessions_);
     list_sessions_ = std::make_shared<ListSessionsTool>(*code_sessions_);
+    pause_session_ = std::make_shared<PauseSessionTool>(*code_sessions_, /*pause=*/true);
+    resume_session_ = std::make_shared<PauseSessionTool>(*code_sessions_, /*pause=*/false);
+    fork_session_ = std::make_shared<ForkSessionTool>(*code_sessions_);
   }
   run_code_ = std::make_shared<RunCodeTool>(catalog_, options_.audit, code_sessions_);
   list_languages_ = std::make_shared<ListLanguagesTool>(catalog_);
@@ -177,6 +180,9 @@ std::vector<std::shared_ptr<Tool>> McpServer::ToolsFor(const governance::Caller&
       out.push_back(open_session_);
       out.push_back(close_session_);
       out.push_back(list_sessions_);
+      out.push_back(pause_session_);
+      out.push_back(resume_session_);
+      out.push_back(fork_session_);
     }
   }
   if (code_mode_ && endpoint_.code_mode == governance::CodeMode::kInline) {

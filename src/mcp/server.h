@@ -150,6 +150,7 @@ class McpServer {
   sessions::SessionRegistry* code_sessions_ = nullptr;       // null: sessions are off here
   std::shared_ptr<Tool> run_code_, list_languages_, execute_, search_, describe_, propose_;
   std::shared_ptr<Tool> open_session_, close_session_, list_sessions_;
+  std::shared_ptr<Tool> pause_session_, resume_session_, fork_session_;
   CodeToolDeps code_tool_deps_;
   SubscriptionHub subscriptions_;
   std::mutex mu_;

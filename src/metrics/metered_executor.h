@@ -27,6 +27,11 @@ class MeteredExecutor : public runtimes::CodeExecutor {
   std::vector<runtimes::LanguageInfo> Languages() override { return inner_.Languages(); }
   Status OpenSession(const runtimes::SessionSpec& spec) override;
   Status CloseSession(const std::string& id) override { return inner_.CloseSession(id); }
+  Status PauseSession(const std::string& id) override { return inner_.PauseSession(id); }
+  Status ResumeSession(const std::string& id) override { return inner_.ResumeSession(id); }
+  Status ForkSession(const std::string& id, const runtimes::SessionSpec& copy) override {
+    return inner_.ForkSession(id, copy);
+  }
   std::string SessionHost(const std::string& id) override { return inner_.SessionHost(id); }
   Status AdoptSession(const std::string& id, const std::string& host) override {
     return inner_.AdoptSession(id, host);

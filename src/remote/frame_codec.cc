@@ -77,6 +77,14 @@ StatusOr<v1::GatewayMessage> GatewayMessageFromFrame(const Json& frame) {
   } else if (type == "session_close") {
     AIRLOCK_ASSIGN_OR_RETURN(std::string sid, StringField(frame, "session_id"));
     m.mutable_session_close()->set_session_id(std::move(sid));
+  } else if (type == "session_pause" || type == "session_resume") {
+    AIRLOCK_ASSIGN_OR_RETURN(std::string sid, StringField(frame, "session_id"));
+    (type == "session_pause" ? m.mutable_session_pause() : m.mutable_session_resume())->set_session_id(std::move(sid));
+  } else if (type == "session_fork") {
+    AIRLOCK_ASSIGN_OR_RETURN(std::string sid, StringField(frame, "session_id"));
+    AIRLOCK_ASSIGN_OR_RETURN(Json session, ObjectField(frame, "session"));
+    m.mutable_session_fork()->set_session_id(std::move(sid));
+    m.mutable_session_fork()->set_session_json(Dump(session));
   } else {
     return InvalidArgument("unknown gateway frame type \"" + type + "\"");
   }
@@ -118,6 +126,21 @@ StatusOr<Json> FrameFromGatewayMessage(const v1::GatewayMessage& m) {
       out["type"] = "session_close";
       out["session_id"] = m.session_close().session_id();
       break;
+    case v1::GatewayMessage::kSessionPause:
+      out["type"] = "session_pause";
+      out["session_id"] = m.session_pause().session_id();
+      break;
+    case v1::GatewayMessage::kSessionResume:
+      out["type"] = "session_resume";
+      out["session_id"] = m.session_resume().session_id();
+      break;
+    case v1::GatewayMessage::kSessionFork: {
+      AIRLOCK_ASSIGN_OR_RETURN(Json session, ParseEmbedded(m.session_fork().session_json(), "session_json"));
+      out["type"] = "session_fork";
+      out["session_id"] = m.session_fork().session_id();
+      out["session"] = std::move(session);
+      break;
+    }
     case v1::GatewayMessage::KIND_NOT_SET:
       return InvalidArgument("a gateway message without a kind");
   }

@@ -21,7 +21,8 @@
 namespace airlock::remote {
 
 // Gateway -> runner host ("run", "cancel", "languages", "ping", "health",
-// "bridge_reply", "session_open", "session_close").
+// "bridge_reply", "session_open", "session_close", "session_pause",
+// "session_resume", "session_fork").
 StatusOr<v1::GatewayMessage> GatewayMessageFromFrame(const nlohmann::json& frame);
 StatusOr<nlohmann::json> FrameFromGatewayMessage(const v1::GatewayMessage& message);
 

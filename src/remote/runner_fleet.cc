@@ -367,11 +367,47 @@ Status RunnerFleet::OpenSession(const runtimes::SessionSpec& spec) {
   }
   AIRLOCK_RETURN_IF_ERROR(host->client->OpenSession(spec));
   std::lock_guard<std::mutex> lock(mu_);
+  RecordSessionLocked(spec, host);
+  return OkStatus();
+}
+
+void RunnerFleet::RecordSessionLocked(const runtimes::SessionSpec& spec, const std::shared_ptr<Host>& host) {
   if (spec.shared) {
     routes_[spec.id] = Route{host, Clock::now()};
   } else {
     sessions_[spec.id] = host;
   }
+}
+
+StatusOr<std::shared_ptr<RunnerFleet::Host>> RunnerFleet::HostOfSession(const std::string& id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stopping_) return Unavailable("airlock is shutting down");
+  std::shared_ptr<Host> host = SessionHostLocked(id);
+  if (!host) return NotFound("no such session");
+  return host;
+}
+
+Status RunnerFleet::PauseSession(const std::string& id) {
+  AIRLOCK_ASSIGN_OR_RETURN(std::shared_ptr<Host> host, HostOfSession(id));
+  return host->client->PauseSession(id);
+}
+
+Status RunnerFleet::ResumeSession(const std::string& id) {
+  AIRLOCK_ASSIGN_OR_RETURN(std::shared_ptr<Host> host, HostOfSession(id));
+  return host->client->ResumeSession(id);
+}
+
+Status RunnerFleet::ForkSession(const std::string& id, const runtimes::SessionSpec& copy) {
+  AIRLOCK_ASSIGN_OR_RETURN(std::shared_ptr<Host> host, HostOfSession(id));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (sessions_.count(copy.id) || routes_.count(copy.id)) {
+      return InvalidArgument("session id " + copy.id + " is already open");
+    }
+  }
+  AIRLOCK_RETURN_IF_ERROR(host->client->ForkSession(id, copy));
+  std::lock_guard<std::mutex> lock(mu_);
+  RecordSessionLocked(copy, host);
   return OkStatus();
 }
 

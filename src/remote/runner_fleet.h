@@ -5,8 +5,9 @@
 // Placement: a run goes to the least loaded host ((in flight + queued) /
 // capacity, then fewest runs placed) among those that are connected, passed
 // their last health check and offer the run's language in its tier. A
-// session is opened on a host picked the same way and every later cell and
-// the close go to that host (sessions stick to their host). With a shared
+// session is opened on a host picked the same way and every later cell,
+// checkpoint and the close go to that host (sessions stick to their host;
+// a fork of a session lives on its source's host). With a shared
 // session book (sessions/session_book.h), another gateway's fleet learns
 // that host from the book (AdoptSession) and sends the session's cells
 // there too; a host it does not have is reported by name and the session
@@ -91,6 +92,13 @@ class RunnerFleet : public runner::RunnerBackend {
   std::vector<runtimes::LanguageInfo> Languages() override;
   Status OpenSession(const runtimes::SessionSpec& spec) override;
   Status CloseSession(const std::string& id) override;
+  // On the host holding the session (NotFound if unknown here).
+  Status PauseSession(const std::string& id) override;
+  Status ResumeSession(const std::string& id) override;
+  // On the host holding `id`; the copy lives there too, and its later
+  // cells, checkpoints and close go there (recorded as an OpenSession of
+  // `copy` is).
+  Status ForkSession(const std::string& id, const runtimes::SessionSpec& copy) override;
   // The address of the host holding session `id` ("" if unknown here).
   std::string SessionHost(const std::string& id) override;
   // Routes session `id` to the host at `host` from now on. Unavailable
@@ -123,6 +131,11 @@ class RunnerFleet : public runner::RunnerBackend {
   std::shared_ptr<Host> FindHost(const std::string& address);
   // The host of session `id` (refreshing a route's use); null if unknown. Under mu_.
   std::shared_ptr<Host> SessionHostLocked(const std::string& id);
+  // The host of session `id` (as SessionHostLocked, taking mu_), or
+  // NotFound; Unavailable while stopping.
+  StatusOr<std::shared_ptr<Host>> HostOfSession(const std::string& id);
+  // Records that `spec.id` lives on `host` (an open or a fork). Under mu_.
+  void RecordSessionLocked(const runtimes::SessionSpec& spec, const std::shared_ptr<Host>& host);
 
   const FleetOptions options_;
   std::shared_ptr<grpc::ChannelCredentials> credentials_;

@@ -70,7 +70,7 @@ class RunnerHostServer::Service final : public v1::RunnerHost::Service {
     UniqueFd theirs(sv[1]);
     Log("gateway " + who + " connected");
     const size_t max_frame = options_.max_frame_bytes;
-    // The sessions this stream opened: closed when it ends, so a gateway
+    // The sessions this stream opened (or forked): closed when it ends, so a gateway
     // that dies leaves no session jail behind (its sessions are lost with
     // it, as they are when a local runner restarts).
     // Shared sessions (SessionSpec::shared) are not the stream's: they go
@@ -127,8 +127,10 @@ class RunnerHostServer::Service final : public v1::RunnerHost::Service {
         Log("dropping a message from " + who + ": " + frame.status().message());
         continue;
       }
-      if (in.has_session_open()) {
-        // The runner loop refuses a malformed spec; this only notes the id.
+      if (in.has_session_open() || in.has_session_fork()) {
+        // The runner loop refuses a malformed spec; this only notes the id
+        // (a fork's: its copy's, which is the stream's or shared as an
+        // opened session is).
         StatusOr<runtimes::SessionSpec> spec = runtimes::SessionSpecFromJson((*frame)["session"]);
         Opening o;
         if (spec.ok()) o = {.id = spec->id, .shared = spec->shared, .max_lifetime_s = spec->max_lifetime_s};

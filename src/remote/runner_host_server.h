@@ -10,7 +10,7 @@
 // cache, one set of sessions). When a stream ends (the gateway closed it,
 // died, or its connection broke) its RunnerMain cancels that stream's runs
 // and returns: nothing of it is left running. The sessions a stream opened
-// are closed then too, unless their spec says `shared`: those were opened
+// (or forked: a fork is recorded as its copy's open) are closed then too, unless their spec says `shared`: those were opened
 // by a gateway whose session book other gateways share (PostgreSQL), so a
 // gateway that dies or is rolled does not take them along. Any stream may
 // use or close a session. A shared session is closed here at the latest

@@ -25,6 +25,11 @@ class SlotLimitedExecutor : public runtimes::CodeExecutor {
   std::vector<runtimes::LanguageInfo> Languages() override { return inner_.Languages(); }
   Status OpenSession(const runtimes::SessionSpec& spec) override { return inner_.OpenSession(spec); }
   Status CloseSession(const std::string& id) override { return inner_.CloseSession(id); }
+  Status PauseSession(const std::string& id) override { return inner_.PauseSession(id); }
+  Status ResumeSession(const std::string& id) override { return inner_.ResumeSession(id); }
+  Status ForkSession(const std::string& id, const runtimes::SessionSpec& copy) override {
+    return inner_.ForkSession(id, copy);
+  }
   // The inner executor's, plus {"slots", "running", "waiting"}.
   nlohmann::json Health() override;
 

@@ -741,4 +741,17 @@ Status RunnerClient::CloseSession(const std::string& id) {
   return SessionReplyStatus(Query({{"type", "session_close"}, {"session_id", id}}, options_.session_timeout));
 }
 
+Status RunnerClient::PauseSession(const std::string& id) {
+  return SessionReplyStatus(Query({{"type", "session_pause"}, {"session_id", id}}, options_.checkpoint_timeout));
+}
+
+Status RunnerClient::ResumeSession(const std::string& id) {
+  return SessionReplyStatus(Query({{"type", "session_resume"}, {"session_id", id}}, options_.checkpoint_timeout));
+}
+
+Status RunnerClient::ForkSession(const std::string& id, const runtimes::SessionSpec& copy) {
+  return SessionReplyStatus(
+      Query({{"type", "session_fork"}, {"session_id", id}, {"session", ToJson(copy)}}, options_.checkpoint_timeout));
+}
+
 }  // namespace airlock::runner

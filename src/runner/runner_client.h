@@ -70,6 +70,10 @@ struct RunnerClientOptions {
   std::chrono::milliseconds languages_timeout{10000};
   std::chrono::milliseconds languages_ttl{30000};  // cache of Languages()
   std::chrono::milliseconds session_timeout{60000};  // OpenSession/CloseSession until answered
+  // PauseSession/ResumeSession/ForkSession until answered: a snapshot turn
+  // and a restore (a new jail and a restore turn) are each bounded by a
+  // minute in the runner (sandbox_session.cc); a fork does both.
+  std::chrono::milliseconds checkpoint_timeout{150000};
   std::chrono::milliseconds health_timeout{1000};   // Health() until the runner answers
   std::chrono::milliseconds restart_backoff_min{100};
   std::chrono::milliseconds restart_backoff_max{5000};
@@ -107,6 +111,12 @@ class RunnerClient : public RunnerBackend {
   // then get E_SESSION_NOT_FOUND from the new runner).
   Status OpenSession(const runtimes::SessionSpec& spec) override;
   Status CloseSession(const std::string& id) override;
+  // Checkpoints, in the runner ("session_pause", "session_resume",
+  // "session_fork" frames, answered like "session_open"); bounded by
+  // checkpoint_timeout.
+  Status PauseSession(const std::string& id) override;
+  Status ResumeSession(const std::string& id) override;
+  Status ForkSession(const std::string& id, const runtimes::SessionSpec& copy) override;
 
   // The current runner's pid, or -1 when none is up (or it is remote). For
   // status and tests.

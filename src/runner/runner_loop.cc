@@ -50,8 +50,11 @@ class RunnerLoop {
   bool StartTask(std::optional<uint64_t> run_id, std::shared_ptr<CancelToken> cancel,
                  std::function<void()> body);
   void CancelAllAndWait();
-  // Starts a short non-run task (languages, session open/close).
+  // Starts a short non-run task (languages, session open/close/...).
   void RunSideTask(std::function<void()> body);
+  // A session_* frame's operation on the executor (session_open,
+  // session_close, session_pause, session_resume, session_fork).
+  Status SessionOp(const Json& message);
 
   // Forwards one code-mode run's bridge frames to the server.
   class RelayHandler : public runtimes::BridgeHandler {
@@ -212,18 +215,10 @@ void RunnerLoop::Dispatch(const Json& message) {
       }
       Send({{"type", "languages"}, {"id", id}, {"languages", std::move(list)}});
     });
-  } else if (type == "session_open" || type == "session_close") {
-    RunSideTask([this, id, type, message] {
-      Status st;
-      if (type == "session_open") {
-        StatusOr<runtimes::SessionSpec> spec =
-            runtimes::SessionSpecFromJson(message.contains("session") ? message["session"] : Json());
-        st = spec.ok() ? executor_.OpenSession(*spec) : spec.status();
-      } else {
-        auto sid = message.find("session_id");
-        st = sid != message.end() && sid->is_string() ? executor_.CloseSession(sid->get<std::string>())
-                                                       : InvalidArgument("session_id must be a string");
-      }
+  } else if (type == "session_open" || type == "session_close" || type == "session_pause" ||
+             type == "session_resume" || type == "session_fork") {
+    RunSideTask([this, id, message] {
+      Status st = SessionOp(message);
       Json reply = {{"type", "session"}, {"id", id}, {"ok", st.ok()}};
       if (!st.ok()) {
         reply["code"] = StatusCodeName(st.code());
@@ -258,6 +253,25 @@ void RunnerLoop::Dispatch(const Json& message) {
   } else {
     Log("ignoring a frame of unknown type \"" + type + "\"");
   }
+}
+
+Status RunnerLoop::SessionOp(const Json& message) {
+  const std::string type = message.value("type", std::string());
+  const auto spec = [&]() -> StatusOr<runtimes::SessionSpec> {
+    return runtimes::SessionSpecFromJson(message.contains("session") ? message["session"] : Json());
+  };
+  if (type == "session_open") {
+    AIRLOCK_ASSIGN_OR_RETURN(runtimes::SessionSpec s, spec());
+    return executor_.OpenSession(s);
+  }
+  auto sid = message.find("session_id");
+  if (sid == message.end() || !sid->is_string()) return InvalidArgument("session_id must be a string");
+  const std::string session_id = sid->get<std::string>();
+  if (type == "session_close") return executor_.CloseSession(session_id);
+  if (type == "session_pause") return executor_.PauseSession(session_id);
+  if (type == "session_resume") return executor_.ResumeSession(session_id);
+  AIRLOCK_ASSIGN_OR_RETURN(runtimes::SessionSpec copy, spec());  // session_fork
+  return executor_.ForkSession(session_id, copy);
 }
 
 void RunnerLoop::RunSideTask(std::function<void()> body) {

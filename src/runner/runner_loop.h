@@ -17,6 +17,9 @@
 //     {"type":"bridge_reply","id":N,"frame":"<JSON text>"}  (code mode)
 //     {"type":"session_open","id":N,"session":{SessionSpec}}  (sessions)
 //     {"type":"session_close","id":N,"session_id":"s_..."}
+//     {"type":"session_pause","id":N,"session_id":"s_..."}   (checkpoints)
+//     {"type":"session_resume","id":N,"session_id":"s_..."}
+//     {"type":"session_fork","id":N,"session_id":"s_...","session":{SessionSpec of the copy}}
 //   runner -> server
 //     {"type":"hello","pid":P,"version":"0.1.0"}        (first frame, once)
 //     {"type":"fatal","message":"..."}  (instead of hello: this host cannot run
@@ -34,6 +37,7 @@
 //                                       as SCM_RIGHTS; the server reads and
 //                                       answers its frames, none are relayed)
 //     {"type":"session","id":N,"ok":true|false,"code"?:"NOT_FOUND","message"?:"..."}
+//                                       (the answer to every session_* frame)
 // A "run" whose request has a session_id runs a cell in that session.
 // A code-mode run (request.code_mode) relays its program's bridge frames
 // (runtimes/bridge.h) to the server verbatim, as strings, and writes each

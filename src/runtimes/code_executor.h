@@ -50,7 +50,40 @@ class CodeExecutor {
     return FailedPrecondition("this executor has no sessions");
   }
   // Destroys the session's jail (nothing is left). NotFound if unknown.
+  // A paused session (PauseSession) has no jail: closing it deletes its
+  // image.
   virtual Status CloseSession(const std::string& id) { return NotFound("no such session"); }
+
+  // Checkpoints (docs/sessions.md, "Pause, resume and fork"; only sessions
+  // of languages that can be checkpointed: the WASM tier's Python).
+  // PauseSession writes the session's whole state to a private image and
+  // destroys its jail; its next cell (or ResumeSession) restores it in a
+  // new jail, transparently. OK when already paused. Errors: NotFound (no
+  // such session here); FailedPrecondition whose message starts with
+  // "E_SESSION_NOT_PAUSABLE" (the language cannot be paused; the session
+  // goes on, live), "E_SESSION_LOST" (lost, before or by this pause) or
+  // "E_SESSION_BUSY" (a cell is running); another FailedPrecondition (the
+  // image could not be made; the session goes on, live). Executors without
+  // checkpoints refuse.
+  virtual Status PauseSession(const std::string& id) {
+    return FailedPrecondition("this executor cannot pause sessions");
+  }
+  // Restores a paused session now (OK, nothing done, when it is live).
+  // Errors as PauseSession's; a restore that fails loses the session
+  // (E_SESSION_LOST).
+  virtual Status ResumeSession(const std::string& id) {
+    return FailedPrecondition("this executor cannot resume sessions");
+  }
+  // A new live session under copy.id holding a copy of session `id`'s
+  // state (its variables, imports and files); `id` goes on as it was, live
+  // or paused. The copy's other fields are the source's (the caller fills
+  // them; an executor may keep the source's own). It counts against the
+  // executor's session limits as OpenSession does (ResourceExhausted), and
+  // lives where its source lives. Errors as PauseSession's, plus
+  // InvalidArgument for a copy.id in use.
+  virtual Status ForkSession(const std::string& id, const SessionSpec& copy) {
+    return FailedPrecondition("this executor cannot fork sessions");
+  }
 
   // Where session `id` lives, for a session book other gateways share
   // (sessions/session_book.h): the runner host's address, or "" for a

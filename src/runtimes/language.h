@@ -56,6 +56,14 @@ struct LanguageSpec {
   std::vector<std::string> session_argv;
   // Whether a session cell may be given stdin.
   bool session_stdin = true;
+  // Checkpoints (SandboxSession::Pause/Resume/Fork): session_argv's
+  // interpreter answers a snapshot turn with an image of its whole state
+  // (session_harness.h SnapshotTurnMessage), and the same argv with
+  // "--restore" before its "--" starts one that waits for a restore turn
+  // bringing such an image (engine/js/python_session.h). False: the
+  // language's sessions cannot be paused or forked (all but the WASM tier's
+  // Python; docs/sessions.md says why).
+  bool session_checkpoints = false;
   // The pre-started program learns the run's timeout at the hand-over, as
   // its first argument (airlock-js --resume-fd: its engine's deadline).
   bool prestart_takes_timeout = false;
@@ -86,6 +94,10 @@ struct LanguageSpec {
   // "--code-cache", "{code_cache}": the code's path in the jail, or neither
   // element while there is no code for the run's heap.
   std::string wasm_module;
+  // Its session module (python-session.wasm) when that differs from
+  // wasm_module: cached under "<name>-session" and named in the session
+  // argv by "--code-cache", "{session_code_cache}".
+  std::string wasm_session_module;
   // Its standard-library tar on the host (python-stdlib.tar) when the store
   // keeps its index (wasm/tar_index.h). Its argvs then hold "--tar-index",
   // "{tar_index}" after that --tar: the index's path in the jail, or

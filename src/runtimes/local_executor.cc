@@ -325,6 +325,9 @@ void LocalExecutor::EnableWasmCodeStore(std::unique_ptr<WasmCodeStore> store, co
     if (spec.wasm_module.empty()) continue;
     wasm_code_->Prepare(spec.name, spec.wasm_module, HeapMb(spec.default_memory_mb));
     for (uint64_t m : memory_mb) wasm_code_->Prepare(spec.name, spec.wasm_module, HeapMb(m));
+    if (spec.wasm_session_module.empty()) continue;
+    wasm_code_->Prepare(spec.name + "-session", spec.wasm_session_module, HeapMb(spec.default_memory_mb));
+    for (uint64_t m : memory_mb) wasm_code_->Prepare(spec.name + "-session", spec.wasm_session_module, HeapMb(m));
   }
 }
 
@@ -338,10 +341,12 @@ std::vector<std::string> LocalExecutor::ExpandArgv(const LanguageSpec& spec, std
       a = std::to_string(timeout_ms);
     } else if (a == "{heap_mb}") {
       a = std::to_string(heap_mb);
-    } else if (a == "{code_cache}" || a == "{tar_index}") {
-      const bool code = a == "{code_cache}";
+    } else if (a == "{code_cache}" || a == "{session_code_cache}" || a == "{tar_index}") {
+      const bool code = a != "{tar_index}";
       if (!wasm_code_) {
         a.clear();
+      } else if (a == "{session_code_cache}") {
+        a = spec.wasm_session_module.empty() ? "" : wasm_code_->JailPath(spec.name + "-session", heap_mb);
       } else if (code) {
         a = spec.wasm_module.empty() ? "" : wasm_code_->JailPath(spec.name, heap_mb);
       } else {
@@ -645,8 +650,9 @@ Status LocalExecutor::OpenSession(const SessionSpec& spec) {
   start.limits.max_file_bytes = limits_.workdir_bytes;
   // RLIMIT_CPU counts the interpreter's whole life: the session's CPU budget.
   start.limits.cpu_ms = spec.cpu_budget_ms ? spec.cpu_budget_ms : 600'000;
+  const std::string image_dir = ImageDirFor(*lang);
   StatusOr<std::unique_ptr<SandboxSession>> session =
-      session_maker_.Run([&] { return SandboxSession::Open(*host_, *lang, config, start); });
+      session_maker_.Run([&] { return SandboxSession::Open(*host_, *lang, config, start, image_dir); });
   if (!session.ok()) {
     return FailedPrecondition("could not start the session: " + session.status().message());
   }
@@ -655,7 +661,7 @@ Status LocalExecutor::OpenSession(const SessionSpec& spec) {
     reaper_.Retire((*session)->TakeJail());
     return InvalidArgument("a session with this id exists already");
   }
-  sessions_.emplace(spec.id, std::shared_ptr<SandboxSession>(std::move(session).value()));
+  AddSessionLocked(spec.id, std::move(session).value());
   return OkStatus();
 }
 
@@ -679,12 +685,13 @@ nlohmann::json LocalExecutor::Health() {
             {"create_failures", st.create_failures}, {"discarded", st.discarded},
             {"ready", st.ready},     {"pending", st.pending}, {"shapes", std::move(shapes)}};
   }
-  size_t sessions = 0;
+  size_t sessions = 0, paused = 0;
   {
     std::lock_guard<std::mutex> lock(sessions_mu_);
     sessions = sessions_.size();
+    for (const auto& [id, e] : sessions_) paused += e.session->paused() ? 1 : 0;
   }
-  return {{"pool", std::move(pool)}, {"sessions", sessions}};
+  return {{"pool", std::move(pool)}, {"sessions", sessions}, {"paused_sessions", paused}};
 }
 
 Status LocalExecutor::CloseSession(const std::string& id) {
@@ -693,10 +700,11 @@ Status LocalExecutor::CloseSession(const std::string& id) {
     std::lock_guard<std::mutex> lock(sessions_mu_);
     auto it = sessions_.find(id);
     if (it == sessions_.end()) return NotFound("no such session");
-    session = std::move(it->second);
+    session = std::move(it->second.session);
     sessions_.erase(it);
   }
   // A cell still running holds the session's lock; killing the jail ends it.
+  // A paused session has none: its image goes with the session (below).
   std::unique_ptr<jail::Jail> jail = session->TakeJail();
   if (jail) reaper_.Retire(std::move(jail));
   return OkStatus();
@@ -709,15 +717,11 @@ size_t LocalExecutor::session_count() {
 
 RunResult LocalExecutor::RunInSession(const RunRequest& request, const ProgressFn& progress, CancelToken& cancel,
                                        BridgeHandler* bridge) {
-  std::shared_ptr<SandboxSession> session;
-  {
-    std::lock_guard<std::mutex> lock(sessions_mu_);
-    auto it = sessions_.find(request.session_id);
-    if (it != sessions_.end()) session = it->second;
-  }
+  std::shared_ptr<SandboxSession> session = BeginSessionUse(request.session_id);
   if (!session) {
     return InternalErrorResult(request.language, "E_SESSION_NOT_FOUND", "no session with this id is open");
   }
+  SessionUse use(*this, request.session_id);
   const LanguageSpec& spec = session->spec();
   if (!request.args.empty() || request.memory_mb != 0) {
     return InternalErrorResult(spec.name, "invalid_request", "args and memory_mb are not allowed in a session call");
@@ -747,6 +751,9 @@ RunResult LocalExecutor::RunInSession(const RunRequest& request, const ProgressF
   limits.max_output_files = limits_.max_output_files;
   limits.max_output_file_bytes = limits_.max_output_file_bytes;
   limits.max_output_files_total_bytes = limits_.max_output_files_total_bytes;
+  // A paused session comes back here, on the maker thread (its new jail
+  // must outlive this request's thread); failing that, Call says it is lost.
+  if (session->paused()) (void)session_maker_.Run([&] { return session->Resume(); });
   if (progress) progress(RunPhase::kRunning);
   RunResult result = session->Call(request, limits, cancel, request.code_mode ? bridge : nullptr);
   if (result.error_code.empty()) {
@@ -761,6 +768,157 @@ RunResult LocalExecutor::RunInSession(const RunRequest& request, const ProgressF
   }
   if (progress) progress(RunPhase::kDone);
   return result;
+}
+
+}  // namespace airlock::runtimes
+
+namespace airlock::runtimes {
+
+LocalExecutor::~LocalExecutor() {
+  std::shared_ptr<SandboxSession> pausing;
+  {
+    std::lock_guard<std::mutex> lock(sessions_mu_);
+    pauser_stopping_ = true;
+    pausing = pausing_;
+  }
+  pauser_cv_.notify_all();
+  // A snapshot turn in progress is cancelled (the session is being
+  // destroyed anyway), so the join below never waits for its clock.
+  if (pausing) (void)pausing->TakeJail();
+  if (pauser_.joinable()) pauser_.join();
+}
+
+std::shared_ptr<SandboxSession> LocalExecutor::BeginSessionUse(const std::string& id) {
+  std::unique_lock<std::mutex> lock(sessions_mu_);
+  auto it = sessions_.find(id);
+  if (it == sessions_.end()) return nullptr;
+  std::shared_ptr<SandboxSession> session = it->second.session;
+  // An idle pause of it in progress ends first: this use then resumes it,
+  // rather than finding it busy.
+  pauser_cv_.wait(lock, [&] { return pausing_ != session || pauser_stopping_; });
+  it = sessions_.find(id);  // closed meanwhile?
+  if (it == sessions_.end() || it->second.session != session) return nullptr;
+  ++it->second.calls_in_flight;
+  it->second.last_used = Clock::now();
+  return session;
+}
+
+void LocalExecutor::EndSessionUse(const std::string& id) {
+  {
+    std::lock_guard<std::mutex> lock(sessions_mu_);
+    auto it = sessions_.find(id);
+    if (it == sessions_.end()) return;
+    if (it->second.calls_in_flight > 0) --it->second.calls_in_flight;
+    it->second.last_used = Clock::now();
+  }
+  pauser_cv_.notify_all();  // idle again: the pauser's next deadline may be this one
+}
+
+std::string LocalExecutor::ImageDirFor(const LanguageSpec& spec) {
+  if (!spec.session_checkpoints) return "";
+  std::lock_guard<std::mutex> lock(image_dir_mu_);
+  if (!image_dir_ && !image_dir_failed_) {
+    StatusOr<std::unique_ptr<PrivateDir>> dir = PrivateDir::Create("airlock-session-images");
+    if (dir.ok()) {
+      image_dir_ = std::move(dir).value();
+    } else {
+      image_dir_failed_ = true;
+      std::fprintf(stderr, "airlock runner: warning: sessions cannot be paused or forked: %s\n",
+                   dir.status().message().c_str());
+    }
+  }
+  return image_dir_ ? image_dir_->path() : "";
+}
+
+std::string LocalExecutor::session_image_dir() {
+  std::lock_guard<std::mutex> lock(image_dir_mu_);
+  return image_dir_ ? image_dir_->path() : "";
+}
+
+void LocalExecutor::AddSessionLocked(const std::string& id, std::unique_ptr<SandboxSession> session) {
+  const bool pausable = session->pausable();
+  sessions_.emplace(id, SessionEntry{.session = std::move(session), .last_used = Clock::now()});
+  if (!pausable || limits_.pause_after_s == 0 || pauser_stopping_) return;
+  if (!pauser_.joinable()) pauser_ = std::thread([this] { PauseIdleSessions(); });
+  pauser_cv_.notify_all();
+}
+
+void LocalExecutor::PauseIdleSessions() {
+  const Clock::duration after = std::chrono::seconds(limits_.pause_after_s);
+  std::unique_lock<std::mutex> lock(sessions_mu_);
+  while (!pauser_stopping_) {
+    const Clock::time_point now = Clock::now();
+    std::shared_ptr<SandboxSession> due;
+    std::optional<Clock::time_point> next;
+    for (const auto& [id, e] : sessions_) {
+      if (!e.session->pausable() || e.session->paused() || e.calls_in_flight > 0) continue;
+      const Clock::time_point at = e.last_used + after;
+      if (at <= now) {
+        due = e.session;
+        break;
+      }
+      if (!next || at < *next) next = at;
+    }
+    if (!due) {
+      if (next) {
+        pauser_cv_.wait_until(lock, *next);
+      } else {
+        pauser_cv_.wait(lock);
+      }
+      continue;
+    }
+    pausing_ = due;
+    lock.unlock();
+    // Refused (lost, or the image could not be made): it stays as it is.
+    const Status st = due->Pause();
+    lock.lock();
+    pausing_.reset();
+    pauser_cv_.notify_all();  // uses waiting for this pause (BeginSessionUse)
+    if (!st.ok()) {
+      // Tried again after another pause_after_s idle, not at once.
+      for (auto& [id, e] : sessions_) {
+        if (e.session == due) e.last_used = Clock::now();
+      }
+    }
+  }
+}
+
+Status LocalExecutor::PauseSession(const std::string& id) {
+  std::shared_ptr<SandboxSession> session = BeginSessionUse(id);
+  if (!session) return NotFound("no such session");
+  SessionUse use(*this, id);
+  return session->Pause();
+}
+
+Status LocalExecutor::ResumeSession(const std::string& id) {
+  std::shared_ptr<SandboxSession> session = BeginSessionUse(id);
+  if (!session) return NotFound("no such session");
+  SessionUse use(*this, id);  // the idle clock starts again when it ends
+  return session_maker_.Run([&] { return session->Resume(); });
+}
+
+Status LocalExecutor::ForkSession(const std::string& id, const SessionSpec& copy) {
+  {
+    std::lock_guard<std::mutex> lock(sessions_mu_);
+    if (!sessions_.count(id)) return NotFound("no such session");
+    if (sessions_.count(copy.id)) return InvalidArgument("a session with this id exists already");
+    if (sessions_.size() >= limits_.max_sessions) {
+      return ResourceExhausted("this runner holds its maximum of " + std::to_string(limits_.max_sessions) +
+                               " sessions");
+    }
+  }
+  std::shared_ptr<SandboxSession> source = BeginSessionUse(id);
+  if (!source) return NotFound("no such session");
+  SessionUse use(*this, id);
+  StatusOr<std::unique_ptr<SandboxSession>> fork = session_maker_.Run([&] { return source->Fork(); });
+  if (!fork.ok()) return fork.status();
+  std::lock_guard<std::mutex> lock(sessions_mu_);
+  if (sessions_.count(copy.id)) {
+    reaper_.Retire((*fork)->TakeJail());
+    return InvalidArgument("a session with this id exists already");
+  }
+  AddSessionLocked(copy.id, std::move(fork).value());
+  return OkStatus();
 }
 
 }  // namespace airlock::runtimes

@@ -11,10 +11,14 @@
 #define AIRLOCK_RUNTIMES_LOCAL_EXECUTOR_H_
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <thread>
 
+#include "base/private_dir.h"
 #include "jail/host.h"
 #include "runtimes/build_cache.h"
 #include "runtimes/code_executor.h"
@@ -44,6 +48,10 @@ struct ExecutorLimits {
   uint64_t max_code_bytes = 1u << 20;
   uint64_t max_stdin_bytes = 8u << 20;
   uint32_t max_sessions = 256;  // a backstop; the server keeps its own, lower limits
+  // A session that can be paused (SandboxSession::pausable: the WASM
+  // tier's Python) and has had no call, resume or fork for this long is
+  // paused by the executor itself (config sessions.pause_after_s); 0: never.
+  uint64_t pause_after_s = 300;
 };
 
 class LocalExecutor : public CodeExecutor {
@@ -51,6 +59,9 @@ class LocalExecutor : public CodeExecutor {
   // `host` must outlive the executor. Fails if a seccomp policy cannot be built.
   static StatusOr<std::unique_ptr<LocalExecutor>> Create(jail::JailHost& host, ExecutorLimits limits = {},
                                                          std::vector<LanguageSpec> languages = BuiltinLanguages());
+  // Stops the idle pauser (a pause it is taking is cancelled), then
+  // destroys every session's jail and image, then the image directory.
+  ~LocalExecutor() override;
 
   RunResult Run(const RunRequest& request, const ProgressFn& progress, CancelToken& cancel,
                 BridgeHandler* bridge = nullptr) override;
@@ -60,10 +71,24 @@ class LocalExecutor : public CodeExecutor {
   // run's at the session's memory limit, with the language's session
   // interpreter running; at most max_sessions at once (ResourceExhausted).
   Status OpenSession(const SessionSpec& spec) override;
+  // A paused session has no jail: closing it deletes its image.
   Status CloseSession(const std::string& id) override;
-  // {"pool": JailPool::Stats or null, "sessions": open sessions}.
+  // Checkpoints (code_executor.h) with SandboxSession::Pause/Resume/Fork.
+  // Images go to a private directory (0700, under $TMPDIR or /tmp) made
+  // when the first session that can be paused opens, and removed with
+  // everything in it when the executor goes. Jails a resume or fork makes
+  // are made on the session maker thread, as Open's are; a cell of a paused
+  // session resumes it there first. A fork counts against max_sessions;
+  // copy.id names it, everything else is its source's.
+  Status PauseSession(const std::string& id) override;
+  Status ResumeSession(const std::string& id) override;
+  Status ForkSession(const std::string& id, const SessionSpec& copy) override;
+  // {"pool": JailPool::Stats or null, "sessions": open sessions (paused
+  // included), "paused_sessions": paused ones}.
   nlohmann::json Health() override;
   size_t session_count();
+  // The image directory, or "" before the first pausable session opened.
+  std::string session_image_dir();
 
   const LanguageSpec* Find(const std::string& name, bool code_mode = false,
                            const std::string& isolation = "native") const;
@@ -143,6 +168,41 @@ class LocalExecutor : public CodeExecutor {
   RunResult RunInSession(const RunRequest& request, const ProgressFn& progress, CancelToken& cancel,
                          BridgeHandler* bridge);
 
+  using Clock = std::chrono::steady_clock;
+  // One open session, with what the idle pauser needs.
+  struct SessionEntry {
+    std::shared_ptr<SandboxSession> session;
+    Clock::time_point last_used;  // when a use (a call, pause, resume, fork) last began or ended
+    int calls_in_flight = 0;
+  };
+  // The session `id` (null if none) with one more use of it in flight
+  // (calls_in_flight: the idle pauser leaves it alone), once an idle pause
+  // of it in progress has ended. Every non-null return is ended by
+  // EndSessionUse (SessionUse), which restarts its idle clock.
+  std::shared_ptr<SandboxSession> BeginSessionUse(const std::string& id);
+  void EndSessionUse(const std::string& id);
+  class SessionUse {
+   public:
+    SessionUse(LocalExecutor& ex, const std::string& id) : ex_(ex), id_(id) {}
+    ~SessionUse() { ex_.EndSessionUse(id_); }
+    SessionUse(const SessionUse&) = delete;
+    SessionUse& operator=(const SessionUse&) = delete;
+
+   private:
+    LocalExecutor& ex_;
+    const std::string id_;
+  };
+  // Where sessions of `spec` keep their images: "" when `spec` cannot be
+  // checkpointed (or the directory cannot be made; its sessions then
+  // refuse to pause). Makes the directory the first time.
+  std::string ImageDirFor(const LanguageSpec& spec);
+  // Adds `session` under `id` (sessions_mu_ held) and starts the idle
+  // pauser when it can be paused.
+  void AddSessionLocked(const std::string& id, std::unique_ptr<SandboxSession> session);
+  // The idle pauser's loop: pauses each pausable live session idle for
+  // limits_.pause_after_s, sleeping until the next one is due.
+  void PauseIdleSessions();
+
   jail::JailHost* host_ = nullptr;
   ExecutorLimits limits_;
   std::vector<LanguageSpec> languages_;  // installed ones only
@@ -156,9 +216,18 @@ class LocalExecutor : public CodeExecutor {
   JailReaper reaper_;
   // Session jails are made here: they outlive the request that opened them.
   JailMakerThread session_maker_;
+  // Where paused sessions' images live (made on first use); destroyed
+  // after the sessions, whose images are in it.
+  std::mutex image_dir_mu_;
+  std::unique_ptr<PrivateDir> image_dir_;
+  bool image_dir_failed_ = false;  // told once; pausable sessions then refuse
   // Open sessions by id; destroyed (their jails killed) before the reaper.
-  std::mutex sessions_mu_;
-  std::map<std::string, std::shared_ptr<SandboxSession>> sessions_;
+  std::mutex sessions_mu_;  // guards sessions_ and the pauser's fields below
+  std::map<std::string, SessionEntry> sessions_;
+  std::condition_variable pauser_cv_;  // a session added or idle again, a pause ended, or stopping
+  bool pauser_stopping_ = false;
+  std::shared_ptr<SandboxSession> pausing_;  // the session the pauser is pausing now
+  std::thread pauser_;  // started with the first pausable session; joined by the destructor
   std::vector<uint64_t> pooled_memory_mb_;  // JailPoolOptions::extra_memory_mb
   std::unique_ptr<JailPool> pool_;  // before nothing that uses it; destroyed first
   bool prestart_ = false;

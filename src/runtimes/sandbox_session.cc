@@ -1,23 +1,218 @@
 #include "runtimes/sandbox_session.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
 #include "base/random.h"
+#include "base/unique_fd.h"
 #include "runtimes/bridge_relay.h"
 #include "runtimes/result_mapping.h"
 #include "runtimes/session_harness.h"
 
 namespace airlock::runtimes {
 
+namespace {
+
+// A snapshot turn's own limits: time to write the image, room for it.
+constexpr uint64_t kSnapshotWallMs = 60'000;
+constexpr uint64_t kCommandOutputBytes = 64 << 10;
+
+// The session argv with "--restore" before its "--" (LanguageSpec::session_checkpoints).
+std::vector<std::string> RestoreArgv(std::vector<std::string> argv) {
+  auto dash = std::find(argv.begin(), argv.end(), "--");
+  argv.insert(dash, "--restore");
+  return argv;
+}
+
+// A new image file's path in `dir` (a name of its own, random).
+StatusOr<std::string> NewImagePath(const std::string& dir) {
+  AIRLOCK_ASSIGN_OR_RETURN(std::string name, RandomHex(16));
+  return dir + "/" + name + ".image";
+}
+
+// The error text of a command turn that failed: airlock-js's stderr line.
+std::string CommandError(const jail::TurnResult& t, const std::string& marker) {
+  std::string err = t.exec.stderr_data;
+  if (const size_t m = err.find(marker); m != std::string::npos) err.resize(m);
+  if (err.rfind("airlock-js: ", 0) == 0) err.erase(0, 12);
+  while (!err.empty() && (err.back() == '\n' || err.back() == ' ')) err.pop_back();
+  return err.empty() ? "no reason given" : err;
+}
+
+}  // namespace
+
+SandboxSession::SandboxSession(const LanguageSpec& spec, uint64_t memory_mb, jail::JailHost& host,
+                               const jail::JailConfig& config, const jail::ExecRequest& start, std::string image_dir)
+    : spec_(spec), memory_mb_(memory_mb), host_(host), config_(config), start_(start), image_dir_(std::move(image_dir)) {}
+
+SandboxSession::~SandboxSession() {
+  if (!image_path_.empty()) ::unlink(image_path_.c_str());
+}
+
 StatusOr<std::unique_ptr<SandboxSession>> SandboxSession::Open(jail::JailHost& host, const LanguageSpec& spec,
                                                                const jail::JailConfig& config,
-                                                               const jail::ExecRequest& start) {
+                                                               const jail::ExecRequest& start, std::string image_dir) {
   if (spec.session_argv.empty()) return NotFound(spec.name + " has no sessions");
   AIRLOCK_ASSIGN_OR_RETURN(std::unique_ptr<jail::Jail> j, jail::Jail::Create(host, config));
   jail::ExecRequest request = start;
   if (request.argv.empty()) request.argv = spec.session_argv;
   AIRLOCK_RETURN_IF_ERROR(j->StartInteractive(request));
-  std::unique_ptr<SandboxSession> s(new SandboxSession(spec, config.limits.memory_bytes >> 20));
+  std::unique_ptr<SandboxSession> s(
+      new SandboxSession(spec, config.limits.memory_bytes >> 20, host, config, request, std::move(image_dir)));
   s->jail_ = std::move(j);
   return s;
+}
+
+Status SandboxSession::LoseStatus(const std::string& reason) {
+  RunResult ignored;
+  Lose(ignored, reason);
+  return FailedPrecondition("E_SESSION_LOST: the session was lost: " + lost_reason_);
+}
+
+Status SandboxSession::SnapshotLocked(const std::string& path) {
+  // The engine writes the image straight into this file (one descriptor
+  // lent for the turn), bounded by its RLIMIT_FSIZE: nothing of it goes
+  // through the jail's /work, its init or this process's memory.
+  UniqueFd file(::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
+  if (!file) return FailedPrecondition("cannot create the session's image: " + std::string(std::strerror(errno)));
+  auto discard = [&path](Status st) {
+    ::unlink(path.c_str());
+    return st;
+  };
+  AIRLOCK_ASSIGN_OR_RETURN(std::string nonce, RandomHex(16));
+  jail::TurnRequest turn;
+  turn.message = SnapshotTurnMessage(nonce);
+  turn.end_marker = TurnEndMarker(nonce);
+  turn.pass_fd = file.get();
+  turn.limits.wall_ms = kSnapshotWallMs;
+  turn.limits.max_stdout_bytes = kCommandOutputBytes;
+  turn.limits.max_stderr_bytes = kCommandOutputBytes;
+  turn.limits.kill_on_output_limit = true;
+  CancelToken cancel;
+  {
+    std::lock_guard<std::mutex> running(running_mu_);
+    running_ = &cancel;
+  }
+  jail::TurnResult t = jail_->Turn(turn, &cancel);
+  {
+    std::lock_guard<std::mutex> running(running_mu_);
+    running_ = nullptr;
+  }
+  std::optional<SessionReply> reply;
+  if (t.program_alive && t.replied) reply = ParseSessionReply(t.reply, nonce);
+  if (!reply) {
+    return discard(
+        LoseStatus(t.exec.error.empty() ? "the interpreter did not answer the snapshot turn" : t.exec.error));
+  }
+  (void)jail_->SetFrozen(true);
+  if (reply->kind != SessionReply::Kind::kOk) {
+    return discard(FailedPrecondition("the session could not be saved: " + CommandError(t, turn.end_marker)));
+  }
+  struct stat st{};
+  if (::fstat(file.get(), &st) != 0 || st.st_size == 0) {
+    return discard(FailedPrecondition("the interpreter made no image"));
+  }
+  return OkStatus();
+}
+
+Status SandboxSession::RestoreLocked(const std::string& path) {
+  UniqueFd file(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+  if (!file) return FailedPrecondition("the session's image is gone: " + std::string(std::strerror(errno)));
+  AIRLOCK_ASSIGN_OR_RETURN(std::unique_ptr<jail::Jail> j, jail::Jail::Create(host_, config_));
+  jail::ExecRequest request = start_;
+  request.argv = RestoreArgv(start_.argv);
+  AIRLOCK_RETURN_IF_ERROR(j->StartInteractive(request));
+  AIRLOCK_ASSIGN_OR_RETURN(std::string nonce, RandomHex(16));
+  jail::TurnRequest turn;
+  turn.message = RestoreTurnMessage(nonce);
+  turn.end_marker = TurnEndMarker(nonce);
+  turn.pass_fd = file.get();  // read-only, for this turn
+  turn.limits.wall_ms = kSnapshotWallMs;
+  turn.limits.max_stdout_bytes = kCommandOutputBytes;
+  turn.limits.max_stderr_bytes = kCommandOutputBytes;
+  turn.limits.kill_on_output_limit = true;
+  CancelToken cancel;
+  jail::TurnResult t = j->Turn(turn, &cancel);
+  std::optional<SessionReply> reply;
+  if (t.program_alive && t.replied) reply = ParseSessionReply(t.reply, nonce);
+  if (!reply || reply->kind != SessionReply::Kind::kOk) {
+    j->Kill();
+    return FailedPrecondition("the session could not be restored: " +
+                              (reply ? CommandError(t, turn.end_marker)
+                                     : (t.exec.error.empty() ? "the interpreter did not answer" : t.exec.error)));
+  }
+  (void)j->SetFrozen(true);
+  jail_ = std::move(j);
+  return OkStatus();
+}
+
+Status SandboxSession::ResumeLocked() {
+  if (!paused_) return OkStatus();
+  const std::string path = std::move(image_path_);
+  image_path_.clear();
+  paused_ = false;
+  Status st = RestoreLocked(path);
+  ::unlink(path.c_str());
+  if (!st.ok()) return LoseStatus(st.message());
+  return OkStatus();
+}
+
+Status SandboxSession::Pause() {
+  if (!pausable()) {
+    return FailedPrecondition("E_SESSION_NOT_PAUSABLE: " + spec_.name + " sessions in the " + spec_.isolation +
+                              " tier cannot be paused or forked (only the WASM tier's Python can)");
+  }
+  std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
+  if (!lock.owns_lock()) return FailedPrecondition("E_SESSION_BUSY: a call of this session is running");
+  if (!lost_reason_.empty()) return FailedPrecondition("E_SESSION_LOST: the session was lost: " + lost_reason_);
+  if (paused_) return OkStatus();
+  AIRLOCK_ASSIGN_OR_RETURN(std::string path, NewImagePath(image_dir_));
+  AIRLOCK_RETURN_IF_ERROR(SnapshotLocked(path));
+  image_path_ = path;
+  paused_ = true;
+  // Nothing of the jail is kept: no process, memory, cgroup or mount.
+  jail_.reset();
+  return OkStatus();
+}
+
+Status SandboxSession::Resume() {
+  std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
+  if (!lock.owns_lock()) return FailedPrecondition("E_SESSION_BUSY: a call of this session is running");
+  if (!lost_reason_.empty()) return FailedPrecondition("E_SESSION_LOST: the session was lost: " + lost_reason_);
+  return ResumeLocked();
+}
+
+StatusOr<std::unique_ptr<SandboxSession>> SandboxSession::Fork() {
+  if (!pausable()) {
+    return FailedPrecondition("E_SESSION_NOT_PAUSABLE: " + spec_.name + " sessions in the " + spec_.isolation +
+                              " tier cannot be paused or forked (only the WASM tier's Python can)");
+  }
+  std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
+  if (!lock.owns_lock()) return FailedPrecondition("E_SESSION_BUSY: a call of this session is running");
+  if (!lost_reason_.empty()) return FailedPrecondition("E_SESSION_LOST: the session was lost: " + lost_reason_);
+  // A paused source's image serves as it is; a live one is saved to a
+  // file of the fork's own, removed once the copy runs.
+  std::string path = image_path_;
+  std::string scratch;
+  if (!paused_) {
+    AIRLOCK_ASSIGN_OR_RETURN(scratch, NewImagePath(image_dir_));
+    AIRLOCK_RETURN_IF_ERROR(SnapshotLocked(scratch));
+    path = scratch;
+  }
+  std::unique_ptr<SandboxSession> copy(new SandboxSession(spec_, memory_mb_, host_, config_, start_, image_dir_));
+  Status st;
+  {
+    std::lock_guard<std::mutex> copy_lock(copy->mu_);
+    st = copy->RestoreLocked(path);
+  }
+  if (!scratch.empty()) ::unlink(scratch.c_str());
+  if (!st.ok()) return st;
+  return copy;
 }
 
 std::unique_ptr<jail::Jail> SandboxSession::TakeJail() {
@@ -45,6 +240,10 @@ RunResult SandboxSession::Call(const RunRequest& request, const CellLimits& limi
   if (!lock.owns_lock()) {
     return InternalErrorResult(spec_.name, "E_SESSION_BUSY",
                                "another call of this session is still running; wait for it to finish");
+  }
+  if (paused_ && lost_reason_.empty()) {
+    // A paused session comes back first, transparently; failing that it is lost.
+    (void)ResumeLocked();
   }
   if (!lost_reason_.empty() || !jail_) {
     return InternalErrorResult(spec_.name, "E_SESSION_LOST",

@@ -19,9 +19,24 @@
 // interpreter, anything a cell left running, init): nothing in it computes
 // while idle, and the next call's Turn thaws it. A host without a freezer
 // runs sessions unfrozen.
+//
+// Pause, resume, fork (languages with spec.session_checkpoints: the WASM
+// tier's Python). Pause asks the interpreter for an image of its state (a
+// snapshot turn: the guest's memory, its in-memory files and descriptors)
+// written into a private file in `image_dir` (0600 in a 0700 dir) whose
+// descriptor the turn lends it, and destroys the jail: a paused session
+// holds no process, memory or cgroup. Resume (or the next Call, which
+// resumes first) makes a new jail exactly as Open does, every layer
+// included, starts the language's restore argv and lends it the image
+// (read-only) in a restore turn, then deletes the file. The image
+// is data read back by the same engine in a fresh jail: nothing of the old
+// jail (pids, namespaces, cgroup) is restored, so nothing of it can be
+// weaker. Fork snapshots a live or paused session and restores a copy into
+// a new session; the source goes on unchanged.
 #ifndef AIRLOCK_RUNTIMES_SANDBOX_SESSION_H_
 #define AIRLOCK_RUNTIMES_SANDBOX_SESSION_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -51,9 +66,40 @@ class SandboxSession {
   // Creates the jail (`config`) and starts `start.argv` (when empty:
   // `spec.session_argv`) in it with `start`'s env, seccomp policy and
   // rlimits. `spec` must outlive the session; so must `host`.
+  // `image_dir`: where Pause writes images (a private directory the
+  // caller made and removes); empty: Pause and Fork refuse.
   static StatusOr<std::unique_ptr<SandboxSession>> Open(jail::JailHost& host, const LanguageSpec& spec,
                                                         const jail::JailConfig& config,
-                                                        const jail::ExecRequest& start);
+                                                        const jail::ExecRequest& start,
+                                                        std::string image_dir = "");
+  // Removes a paused session's image. The jail goes with its owner
+  // (TakeJail first to tear it down elsewhere).
+  ~SandboxSession();
+  SandboxSession(const SandboxSession&) = delete;
+  SandboxSession& operator=(const SandboxSession&) = delete;
+
+  // Checkpoints the session to disk and destroys its jail (above). OK when
+  // already paused. FailedPrecondition: the language cannot be paused, no
+  // image_dir, the session is lost, or the image could not be made or
+  // written (the session then goes on, live, unless the snapshot turn
+  // itself failed, which loses it). Every refusal's message starts with
+  // its code: "E_SESSION_NOT_PAUSABLE: ", "E_SESSION_BUSY: " (a call is
+  // running), "E_SESSION_LOST: ".
+  Status Pause();
+  // Restores a paused session now (OK and nothing done when live). On
+  // failure the session is lost: later calls get E_SESSION_LOST with the
+  // reason, the status says it too (FailedPrecondition). The new jail's
+  // init dies with the thread that made it (PDEATHSIG): call this (and
+  // Fork) on a thread that outlives the session, as LocalExecutor does on
+  // its session maker; Call resumes by itself only as a fallback.
+  Status Resume();
+  // A new live session (its own jail, made as Open makes one) holding a
+  // copy of this one's state; this one stays as it was (live or paused).
+  // Errors as Pause's; a failed restore loses only the copy.
+  StatusOr<std::unique_ptr<SandboxSession>> Fork();
+
+  bool pausable() const { return spec_.session_checkpoints && !image_dir_.empty(); }
+  bool paused() const { return paused_; }
 
   // `bridge` (a code-mode session's cell): a fresh bridge for this cell
   // only, handed to the interpreter with the turn and closed (every frame
@@ -69,15 +115,34 @@ class SandboxSession {
   uint64_t memory_mb() const { return memory_mb_; }
 
  private:
-  SandboxSession(const LanguageSpec& spec, uint64_t memory_mb) : spec_(spec), memory_mb_(memory_mb) {}
+  SandboxSession(const LanguageSpec& spec, uint64_t memory_mb, jail::JailHost& host, const jail::JailConfig& config,
+                 const jail::ExecRequest& start, std::string image_dir);
   // Marks the session lost and kills its jail; `result` becomes the call's answer.
   void Lose(RunResult& result, const std::string& reason);
+  // Lose, for the paths that answer with a Status.
+  Status LoseStatus(const std::string& reason);
+  // With mu_ held. Saves the live session to a new file at `path` (a
+  // snapshot turn; the jail is frozen again after it); no file is left on
+  // failure. A failed turn loses the session.
+  Status SnapshotLocked(const std::string& path);
+  // With mu_ held: a new jail, started waiting for a restore turn, given
+  // the image at `path`; jail_ on success. The caller decides what a
+  // failure loses.
+  Status RestoreLocked(const std::string& path);
+  // With mu_ held: Resume's work.
+  Status ResumeLocked();
 
   const LanguageSpec& spec_;
   const uint64_t memory_mb_;
+  jail::JailHost& host_;
+  const jail::JailConfig config_;
+  const jail::ExecRequest start_;  // argv expanded
+  const std::string image_dir_;
   std::mutex mu_;  // one cell at a time; guards the fields below
   std::unique_ptr<jail::Jail> jail_;
   std::string lost_reason_;  // non-empty once lost
+  std::string image_path_;   // paused: the image file (removed by Resume and the destructor)
+  std::atomic<bool> paused_ = false;
   std::mutex running_mu_;           // guards running_ (never held with mu_ waiting)
   CancelToken* running_ = nullptr;  // the cell in flight, if any
 };

@@ -161,6 +161,17 @@ std::string_view WasmPythonSessionHarness() {
   return harness;
 }
 
+std::string_view WasmPythonReactorSessionHarness() {
+  static const std::string harness = std::string(kPythonSessionHead) + std::string(kPythonSessionLoop) +
+                                     std::string(kPythonSessionStdinWasm) + std::string(kPythonSessionTail) +
+                                     "        yield\n" + "_airlock_turn = _airlock_session(1000).__next__\n";
+  return harness;
+}
+
+std::string SnapshotTurnMessage(const std::string& nonce) { return "!snapshot " + nonce + "\n"; }
+
+std::string RestoreTurnMessage(const std::string& nonce) { return "!restore " + nonce + "\n"; }
+
 std::string_view NodeSessionHarness() {
   return R"JS(
 (() => {

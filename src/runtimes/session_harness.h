@@ -54,6 +54,17 @@ std::string PythonSessionHarnessWithHooks(std::string_view hooks);
 // For CPython in the WASM tier (airlock-js --wasi ... --control-fd 3 --
 // python -c): the turns come over the guest's fd 1000, and a cell's stdin
 // is an in-memory stream (WASI has no dup2).
+// The same harness for python-session.wasm (engine/js/python_session.h):
+// its loop is a generator that yields after each answer, bound to
+// `_airlock_turn` (one turn per call) instead of being run, so that
+// between turns no frame of it is on a stack.
+std::string_view WasmPythonReactorSessionHarness();
+
+// Checkpoint turns (SandboxSession::Pause/Fork, python_session.h): their
+// messages, each sent with the image file's descriptor attached.
+std::string SnapshotTurnMessage(const std::string& nonce);
+std::string RestoreTurnMessage(const std::string& nonce);
+
 std::string_view WasmPythonSessionHarness();
 // For Ruby in the WASM tier (airlock-js --wasi-ruby ... --control-fd 3
 // --control-guest-fd 0 -- ruby -e): the native harness over the guest's

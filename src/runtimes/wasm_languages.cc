@@ -159,13 +159,31 @@ std::vector<LanguageSpec> WasmTierLanguages(const std::string& airlock_js_path, 
     py.prestart_takes_timeout = true;
     // Sessions: the harness reads its turns from the control channel the
     // engine offers at the guest's fd 1000 (--control-fd; the work dir
-    // crosses each turn's boundary there).
-    py.session_argv = {kJailAirlockJsPath, "--wasi", std::string(kJailWasmPythonDir) + "/python.wasm",
-                       "--code-cache", "{code_cache}", "--wasm-baseline", "--tar",
-                       std::string(kJailWasmPythonDir) + "/python-stdlib.tar=/usr", "--tar-index", "{tar_index}",
-                       "--env", "PYTHONHOME=/usr", "--env", "PYTHONDONTWRITEBYTECODE=1", "--heap-mb", "{heap_mb}",
-                       "--wasm-max-mb", "{heap_mb}", "--work", "/work=/work", "--control-fd", "3", "--", "python",
-                       "-c", std::string(WasmPythonSessionHarness())};
+    // crosses each turn's boundary there). With the reactor build
+    // (python-session.wasm, engine/js/python_session.h) the host drives
+    // each turn, so a session can be paused, resumed and forked
+    // (session_checkpoints); a cache built before it runs sessions on the
+    // command module, without checkpoints.
+    const bool reactor = std::filesystem::exists(py_dir / "python-session.wasm", ec);
+    const std::vector<std::string> session_head =
+        reactor ? std::vector<std::string>{kJailAirlockJsPath, "--wasi-session",
+                                           std::string(kJailWasmPythonDir) + "/python-session.wasm",
+                                           "--code-cache", "{session_code_cache}"}
+                : std::vector<std::string>{kJailAirlockJsPath, "--wasi",
+                                           std::string(kJailWasmPythonDir) + "/python.wasm", "--code-cache",
+                                           "{code_cache}"};
+    const std::vector<std::string> session_flags = {
+        "--wasm-baseline", "--tar", std::string(kJailWasmPythonDir) + "/python-stdlib.tar=/usr", "--tar-index",
+        "{tar_index}", "--env", "PYTHONHOME=/usr", "--env", "PYTHONDONTWRITEBYTECODE=1", "--heap-mb", "{heap_mb}",
+        "--wasm-max-mb", "{heap_mb}", "--work", "/work=/work", "--control-fd", "3"};
+    const std::vector<std::string> session_tail = {
+        "--", "python", "-c",
+        std::string(reactor ? WasmPythonReactorSessionHarness() : WasmPythonSessionHarness())};
+    py.session_argv = session_head;
+    py.session_argv.insert(py.session_argv.end(), session_flags.begin(), session_flags.end());
+    py.session_argv.insert(py.session_argv.end(), session_tail.begin(), session_tail.end());
+    py.session_checkpoints = reactor;
+    if (reactor) py.wasm_session_module = (py_dir / "python-session.wasm").string();
     py.notes = "CPython compiled to wasm32-wasi, standard library only (no sockets, threads or subprocesses)";
     all.push_back(py);
   }

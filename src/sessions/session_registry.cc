@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <ctime>
 #include <iostream>
+#include <optional>
 
 #include "base/random.h"
 #include "base/time_format.h"
@@ -25,6 +26,44 @@ json ToJson(const SessionInfo& s, const config::SessionsConfig& config) {
           {"expires_at", IsoUtc(s.expires_at_ms, true)},
           {"calls", s.calls},
           {"mode", s.mode.empty() ? "interpreter" : s.mode}};
+}
+
+namespace {
+
+constexpr const char* kNamedCodes[] = {"E_SESSION_BUSY", "E_SESSION_LOST", "E_SESSION_NOT_PAUSABLE"};
+
+// The code `message` starts with ("E_SESSION_LOST: ..."), or "".
+std::string LeadingCode(const std::string& message) {
+  for (const char* code : kNamedCodes) {
+    const std::string prefix = std::string(code) + ":";
+    if (message.rfind(prefix, 0) == 0) return code;
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string SessionErrorCode(const Status& st, const std::string& fallback) {
+  if (std::string code = LeadingCode(st.message()); !code.empty()) return code;
+  switch (st.code()) {
+    case StatusCode::kNotFound:
+      return "E_SESSION_NOT_FOUND";
+    case StatusCode::kResourceExhausted:
+      return "E_SESSION_LIMIT";
+    case StatusCode::kUnavailable:
+    case StatusCode::kDeadlineExceeded:
+      return "runner_unavailable";
+    default:
+      return fallback;
+  }
+}
+
+std::string SessionErrorMessage(const Status& st) {
+  const std::string code = LeadingCode(st.message());
+  if (code.empty()) return st.message();
+  size_t start = code.size() + 1;
+  while (start < st.message().size() && st.message()[start] == ' ') ++start;
+  return st.message().substr(start);
 }
 
 Status SessionRegistry::NoSuchSession(const std::string& id) {
@@ -58,10 +97,12 @@ SessionRegistry::~SessionRegistry() {
   }
 }
 
-void SessionRegistry::Audit(const std::string& kind, const SessionInfo& s, const std::string& reason) {
+void SessionRegistry::Audit(const std::string& kind, const SessionInfo& s, const std::string& reason,
+                            const json& extra) {
   if (audit_ == nullptr || !audit_->enabled()) return;
   json detail = {{"language", s.language}, {"isolation", s.isolation}, {"endpoint", s.endpoint},
                  {"memory_mb", s.memory_mb}, {"calls", s.calls}};
+  detail.update(extra);
   if (!s.runner_host.empty()) detail["runner_host"] = s.runner_host;
   if (!s.mode.empty()) detail["mode"] = s.mode;
   if (!reason.empty()) detail["reason"] = reason;
@@ -181,6 +222,104 @@ Status SessionRegistry::Close(const std::string& owner, const std::string& id) {
   Audit("session_close", *s, "");
   // NotFound: the runner restarted and the jail is gone already.
   return st.code() == StatusCode::kNotFound ? OkStatus() : st;
+}
+
+bool SessionRegistry::Stopping() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stopping_;
+}
+
+StatusOr<SessionInfo> SessionRegistry::CheckpointTarget(const std::string& owner, const std::string& id) {
+  if (Stopping()) return Unavailable("airlock is shutting down");
+  // Read, not BeginCall: a checkpoint is not a call and moves no deadline.
+  std::optional<SessionInfo> found;
+  for (SessionInfo& s : book_->List(owner, audit::NowMs())) {
+    if (s.id == id) found = std::move(s);
+  }
+  if (!found) return NoSuchSession(id);
+  if (!found->lost_reason.empty()) return FailedPrecondition("E_SESSION_LOST: " + found->lost_reason);
+  if (found->calls_in_flight > 0) {
+    return FailedPrecondition("E_SESSION_BUSY: a call of this session is running; wait for it to finish");
+  }
+  if (Status st = executor_.AdoptSession(id, found->runner_host); !st.ok()) {
+    const std::string reason = "the session was lost: the code runner stopped (" + st.message() +
+                               ") and its state is gone; open a new session";
+    NoteLost(id, reason);
+    return FailedPrecondition("E_SESSION_LOST: " + reason);
+  }
+  return *found;
+}
+
+Status SessionRegistry::CheckpointError(const std::string& id, const Status& st) {
+  if (st.code() == StatusCode::kNotFound) {
+    // The book has it, its runner does not: the runner restarted.
+    const std::string reason = "the session was lost: the code runner restarted and its state is gone; open a new session";
+    NoteLost(id, reason);
+    return FailedPrecondition("E_SESSION_LOST: " + reason);
+  }
+  if (SessionErrorCode(st, "") == "E_SESSION_LOST") NoteLost(id, SessionErrorMessage(st));
+  return st;
+}
+
+Status SessionRegistry::Pause(const std::string& owner, const std::string& id) {
+  AIRLOCK_ASSIGN_OR_RETURN(SessionInfo s, CheckpointTarget(owner, id));
+  if (Status st = executor_.PauseSession(id); !st.ok()) return CheckpointError(id, st);
+  Audit("session_pause", s, "");
+  return OkStatus();
+}
+
+Status SessionRegistry::Resume(const std::string& owner, const std::string& id) {
+  AIRLOCK_ASSIGN_OR_RETURN(SessionInfo s, CheckpointTarget(owner, id));
+  if (Status st = executor_.ResumeSession(id); !st.ok()) return CheckpointError(id, st);
+  Audit("session_resume", s, "");
+  return OkStatus();
+}
+
+StatusOr<SessionInfo> SessionRegistry::Fork(const std::string& owner, const std::string& id) {
+  AIRLOCK_ASSIGN_OR_RETURN(SessionInfo source, CheckpointTarget(owner, id));
+  AIRLOCK_ASSIGN_OR_RETURN(std::string hex, RandomHex(16));
+  SessionInfo s;
+  s.id = "s_" + hex;
+  s.owner = owner;
+  s.endpoint = source.endpoint;
+  s.language = source.language;
+  s.isolation = source.isolation;
+  s.mode = source.mode;
+  s.memory_mb = source.memory_mb;
+  s.idle_timeout_s = source.idle_timeout_s;
+  s.created_at_ms = audit::NowMs();
+  s.last_used_ms = s.created_at_ms;
+  s.ends_at_ms = s.created_at_ms + static_cast<int64_t>(config_.max_lifetime_s) * 1000;
+  s.expires_at_ms = std::min(s.last_used_ms + static_cast<int64_t>(s.idle_timeout_s) * 1000, s.ends_at_ms);
+  // Counted against the limits as an open is, while the copy is made.
+  AIRLOCK_RETURN_IF_ERROR(book_->Reserve(s, config_.max_per_caller, max_total_));
+  // Packages: the runner keeps the source's (they are part of its jail).
+  const runtimes::SessionSpec copy{.id = s.id,
+                                   .language = s.language,
+                                   .isolation = s.isolation,
+                                   .memory_mb = s.memory_mb,
+                                   .cpu_budget_ms = config_.max_cpu_s * 1000,
+                                   .shared = book_->shared(),
+                                   .max_lifetime_s = config_.max_lifetime_s,
+                                   .packages = {},
+                                   .code_mode = s.mode == "codemode"};
+  if (Status st = executor_.ForkSession(id, copy); !st.ok()) {
+    book_->Abandon(s.id);
+    return CheckpointError(id, st);
+  }
+  const bool stopping = Stopping();
+  StatusOr<SessionInfo> forked =
+      stopping ? NotFound("shut down")
+               : book_->Activate(s.id, executor_.SessionHost(s.id), audit::NowMs(), config_.max_lifetime_s);
+  if (!forked.ok()) {
+    // Shut down meanwhile, or the book failed: nothing may stay open.
+    book_->Abandon(s.id);
+    (void)executor_.CloseSession(s.id);
+    if (stopping || forked.status().code() == StatusCode::kNotFound) return Unavailable("airlock is shutting down");
+    return forked.status();
+  }
+  Audit("session_fork", *forked, "", {{"forked_from", id}});
+  return forked;
 }
 
 size_t SessionRegistry::open_count() { return book_->Count(); }

@@ -13,6 +13,8 @@
 //   ... executor.Run(request with session_id) ...
 //   registry.EndCall(s->id, result);   // notes E_SESSION_LOST
 //   registry.Close(owner, s->id);
+//   registry.Pause(owner, id); registry.Resume(owner, id);   // WASM-tier Python only
+//   StatusOr<SessionInfo> copy = registry.Fork(owner, id);  // a new session, same state
 //
 // A session owned by someone else is reported exactly like an unknown one.
 // Expired sessions (idle or past their lifetime) are closed by a background
@@ -56,6 +58,15 @@ struct OpenRequest {
 // {session_id, language, isolation, idle_timeout_s, expires_at (ISO 8601), ...}.
 nlohmann::json ToJson(const SessionInfo& s, const config::SessionsConfig& config);
 
+// The tool error code (docs/sessions.md) of an error of Open, Close, Pause,
+// Resume or Fork: "E_SESSION_NOT_FOUND" (NotFound), "E_SESSION_LIMIT"
+// (ResourceExhausted), the code a message starts with ("E_SESSION_BUSY: ...",
+// "E_SESSION_LOST: ...", "E_SESSION_NOT_PAUSABLE: ..."), "runner_unavailable"
+// (Unavailable, DeadlineExceeded), else `fallback`.
+std::string SessionErrorCode(const Status& st, const std::string& fallback);
+// `st`'s message without the error code it starts with, if any.
+std::string SessionErrorMessage(const Status& st);
+
 class SessionRegistry {
  public:
   // `executor` and `audit` (may be null) must outlive the registry. The
@@ -87,6 +98,29 @@ class SessionRegistry {
 
   // NotFound as in BeginCall.
   Status Close(const std::string& owner, const std::string& id);
+
+  // Checkpoints (docs/sessions.md, "Pause, resume and fork"): the executor's
+  // PauseSession / ResumeSession on the session's runner. The owner rule is
+  // Close's (NotFound); a lost session is FailedPrecondition
+  // "E_SESSION_LOST: <why>"; a call in flight, FailedPrecondition
+  // "E_SESSION_BUSY: ..."; otherwise the executor's errors (code_executor.h;
+  // "E_SESSION_NOT_PAUSABLE: ..." for a language that cannot be paused;
+  // SessionErrorCode names each error's code). A session the runner no
+  // longer has (it restarted), or whose host this gateway cannot reach, is
+  // noted lost. Neither is a call: `calls`, the idle deadline and the
+  // lifetime stay as they were, so a paused session expires (and its image
+  // goes) as a live one would.
+  Status Pause(const std::string& owner, const std::string& id);
+  Status Resume(const std::string& owner, const std::string& id);
+  // A new session of `owner` holding a copy of session `id`'s state
+  // (CodeExecutor::ForkSession, on the source's runner): a fresh id as
+  // Open makes; the source's endpoint, language, isolation, memory, idle
+  // timeout and mode; its own idle deadline and maximum lifetime, counted
+  // from now. It counts against max_per_caller and max_total as an open
+  // does (ResourceExhausted: E_SESSION_LIMIT). Errors otherwise as Pause's;
+  // on any the new row is gone. Audited as session_fork (target: the copy;
+  // detail forked_from: the source).
+  StatusOr<SessionInfo> Fork(const std::string& owner, const std::string& id);
   std::vector<SessionInfo> List(const std::string& owner);
 
   const config::SessionsConfig& config() const { return config_; }
@@ -104,12 +138,23 @@ class SessionRegistry {
 
  private:
   void Reaper();
-  void Audit(const std::string& kind, const SessionInfo& s, const std::string& reason);
+  void Audit(const std::string& kind, const SessionInfo& s, const std::string& reason,
+             const nlohmann::json& extra = nlohmann::json::object());
   // Records `reason` as why `id` was lost (audited once, by whoever
   // recorded it).
   void NoteLost(const std::string& id, const std::string& reason);
   // The standard NotFound for an unknown, expired or foreign id.
   static Status NoSuchSession(const std::string& id);
+  // `owner`'s usable row `id`, for a checkpoint: NotFound as in BeginCall,
+  // E_SESSION_LOST or E_SESSION_BUSY as Pause says; routed to its runner
+  // host (AdoptSession; a host out of reach loses it). Moves no deadline.
+  StatusOr<SessionInfo> CheckpointTarget(const std::string& owner, const std::string& id);
+  // An executor's checkpoint error on session `id`: NotFound (its runner
+  // restarted) and E_SESSION_LOST are noted as lost and answered as
+  // E_SESSION_LOST; the rest pass through.
+  Status CheckpointError(const std::string& id, const Status& st);
+  // Whether the registry is shutting down.
+  bool Stopping();
 
   runtimes::CodeExecutor& executor_;
   const config::SessionsConfig config_;

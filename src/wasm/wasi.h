@@ -132,6 +132,19 @@ class WasiContext {
   // Sets the deadline of a context created without one (see stdin_source).
   void SetDeadline(uint64_t monotonic_ns) { opts_.deadline_monotonic_ns = monotonic_ns; }
 
+  // A paused session's host side (wasm/session_image.h; wasi_state.cc):
+  // every descriptor (offsets, flags, rights; the file or directory it
+  // names, by path, or the contents of an open file since unlinked) and
+  // every writable file and directory of the filesystem with its times.
+  // Read-only trees (a runtime's standard library) are not kept: LoadState
+  // expects them already there, as the same flags load them. Only between
+  // two guest calls.
+  std::string SaveState() const;
+  // Replaces the descriptor table with the saved one and adds the saved
+  // files and directories (replacing files of the same path). On error the
+  // context must not be used (InvalidArgument: a damaged state).
+  Status LoadState(std::string_view state);
+
   bool exited() const { return exit_code_.has_value(); }
   std::optional<uint32_t> exit_code() const { return exit_code_; }
   const WasiOutput& stdout_output() const { return out_[0]; }

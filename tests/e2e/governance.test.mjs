@@ -133,8 +133,8 @@ describe('identity and tool lists', () => {
     const bob = await connectAs('bob');
     const carol = await connectAs('carol');
     assert.deepEqual(await toolNames(bob),
-      ['close_session', 'describe_tool', 'execute', 'list_languages', 'list_sessions', 'open_session',
-        'propose_code_tool', 'run_code', 'search_tools']);
+      ['close_session', 'describe_tool', 'execute', 'fork_session', 'list_languages', 'list_sessions',
+        'open_session', 'pause_session', 'propose_code_tool', 'resume_session', 'run_code', 'search_tools']);
     // carol may not propose.
     assert.ok(!(await toolNames(carol)).includes('propose_code_tool'));
     // search_tools finds only what the role sees.

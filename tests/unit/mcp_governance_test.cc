@@ -73,8 +73,9 @@ TEST(McpGovernance, EachCallerSeesOnlyWhatTheRoleAllows) {
   Client runner(server, As("ann", "runner"));
   Client viewer(server, As("vic", "viewer"));
   Client ghost(server, As("gus", "no_such_role"));
-  EXPECT_EQ(runner.ToolNames(), (std::vector<std::string>{"run_code", "list_languages", "open_session",
-                                                          "close_session", "list_sessions"}));
+  EXPECT_EQ(runner.ToolNames(),
+            (std::vector<std::string>{"run_code", "list_languages", "open_session", "close_session", "list_sessions",
+                                      "pause_session", "resume_session", "fork_session"}));
   EXPECT_TRUE(viewer.ToolNames().empty());  // inline: false -> no programs
   EXPECT_TRUE(ghost.ToolNames().empty());   // an undefined role sees nothing
 

@@ -146,10 +146,14 @@ TEST_F(McpSessionTest, ToolsListDescribesRunCode) {
   json r = Send(Request(2, "tools/list"));
   ASSERT_TRUE(r.contains("result")) << r;
   const json& tools = r["result"]["tools"];
-  ASSERT_EQ(tools.size(), 5u);  // run_code, list_languages and the three session tools
+  ASSERT_EQ(tools.size(), 8u);  // run_code, list_languages and the six session tools
   EXPECT_EQ(tools[2]["name"], "open_session");
   EXPECT_EQ(tools[3]["name"], "close_session");
   EXPECT_EQ(tools[4]["name"], "list_sessions");
+  EXPECT_EQ(tools[5]["name"], "pause_session");
+  EXPECT_EQ(tools[6]["name"], "resume_session");
+  EXPECT_EQ(tools[7]["name"], "fork_session");
+  for (size_t i = 5; i < 8; ++i) EXPECT_EQ(tools[i]["inputSchema"]["required"], json({"session_id"})) << tools[i];
   EXPECT_EQ(tools[2]["inputSchema"]["required"], json({"language"}));
   EXPECT_TRUE(tools[0]["inputSchema"]["properties"].contains("session_id"));
   const json& run = tools[0];

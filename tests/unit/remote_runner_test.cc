@@ -92,12 +92,38 @@ class EchoExecutor : public runtimes::CodeExecutor {
   }
   Status CloseSession(const std::string& id) override {
     std::lock_guard<std::mutex> lock(mu);
+    paused.erase(id);
     return sessions.erase(id) ? OkStatus() : NotFound("no such session");
+  }
+  // Checkpoints: a session whose id starts "s_np" cannot be paused, as a
+  // native one in the runner.
+  Status PauseSession(const std::string& id) override {
+    std::lock_guard<std::mutex> lock(mu);
+    AIRLOCK_RETURN_IF_ERROR(PausableLocked(id));
+    paused.insert(id);
+    return OkStatus();
+  }
+  Status ResumeSession(const std::string& id) override {
+    std::lock_guard<std::mutex> lock(mu);
+    AIRLOCK_RETURN_IF_ERROR(PausableLocked(id));
+    paused.erase(id);
+    return OkStatus();
+  }
+  Status ForkSession(const std::string& id, const runtimes::SessionSpec& copy) override {
+    std::lock_guard<std::mutex> lock(mu);
+    AIRLOCK_RETURN_IF_ERROR(PausableLocked(id));
+    sessions.insert(copy.id);
+    return OkStatus();
+  }
+  Status PausableLocked(const std::string& id) {
+    if (!sessions.count(id)) return NotFound("no such session");
+    if (id.rfind("s_np", 0) == 0) return FailedPrecondition("E_SESSION_NOT_PAUSABLE: not this one");
+    return OkStatus();
   }
 
   std::atomic<int> started{0}, cancelled{0};
   std::mutex mu;
-  std::set<std::string> sessions, code_mode_sessions;
+  std::set<std::string> sessions, code_mode_sessions, paused;
 };
 
 // Two CAs, with a server and a client certificate from each.
@@ -197,6 +223,12 @@ TEST(FrameCodecTest, EveryGatewayFrameRoundTrips) {
       {{"type", "bridge_reply"}, {"id", 6}, {"frame", "{\"ok\":true}"}},
       {{"type", "session_open"}, {"id", 7}, {"session", {{"id", "s_1"}, {"language", "python"}}}},
       {{"type", "session_close"}, {"id", 8}, {"session_id", "s_1"}},
+      {{"type", "session_pause"}, {"id", 9}, {"session_id", "s_1"}},
+      {{"type", "session_resume"}, {"id", 10}, {"session_id", "s_1"}},
+      {{"type", "session_fork"},
+       {"id", 11},
+       {"session_id", "s_1"},
+       {"session", {{"id", "s_2"}, {"language", "python"}, {"isolation", "wasm"}}}},
   };
   for (const json& f : frames) {
     StatusOr<v1::GatewayMessage> m = GatewayMessageFromFrame(f);
@@ -458,6 +490,56 @@ TEST_F(RemoteRunnerTest, FleetSpreadsRunsAndSessionsStickToTheirHost) {
   EXPECT_TRUE(h["up"].get<bool>());
   EXPECT_EQ(h["hosts"].size(), 2u);
   fleet.Stop();
+}
+
+TEST_F(RemoteRunnerTest, CheckpointsCrossTheLinkAndAForkLivesOnItsSourcesHost) {
+  Host a(SharedPki().Files("ca1", "ca1-server"));
+  Host b(SharedPki().Files("ca1", "ca1-server"));
+  RunnerFleet fleet(FleetFor({a.address, b.address}));
+  ASSERT_TRUE(fleet.Start().ok());
+  ASSERT_TRUE(fleet.OpenSession({.id = "s_1", .language = "python"}).ok());
+  ASSERT_TRUE(fleet.OpenSession({.id = "s_np", .language = "python"}).ok());
+  const std::string home = fleet.SessionHost("s_1");
+  Host& holder = home == a.address ? a : b;
+  Host& other = home == a.address ? b : a;
+
+  ASSERT_TRUE(fleet.PauseSession("s_1").ok());
+  {
+    std::lock_guard<std::mutex> lock(holder.executor.mu);
+    EXPECT_EQ(holder.executor.paused, (std::set<std::string>{"s_1"}));
+  }
+  ASSERT_TRUE(fleet.ResumeSession("s_1").ok());
+  {
+    std::lock_guard<std::mutex> lock(holder.executor.mu);
+    EXPECT_TRUE(holder.executor.paused.empty());
+  }
+  EXPECT_EQ(fleet.PauseSession("s_none").code(), StatusCode::kNotFound);
+  EXPECT_EQ(fleet.ForkSession("s_none", {.id = "s_x", .language = "python"}).code(), StatusCode::kNotFound);
+  // A refusal crosses the link with its code and message.
+  Status refused = fleet.PauseSession("s_np");
+  EXPECT_EQ(refused.code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(refused.message(), "E_SESSION_NOT_PAUSABLE: not this one");
+
+  ASSERT_TRUE(fleet.ForkSession("s_1", {.id = "s_2", .language = "python"}).ok());
+  EXPECT_EQ(fleet.SessionHost("s_2"), home) << "a fork lives where its source does";
+  EXPECT_EQ(fleet.ForkSession("s_1", {.id = "s_2", .language = "python"}).code(), StatusCode::kInvalidArgument);
+  CancelToken none;
+  for (int i = 0; i < 3; ++i) {
+    RunRequest cell = Req("c");
+    cell.session_id = "s_2";
+    RunResult r = fleet.Run(cell, nullptr, none);
+    EXPECT_EQ(r.stdout_text, "s_2:c");
+    EXPECT_EQ(r.runner_host, home);
+  }
+  {
+    std::lock_guard<std::mutex> lock(other.executor.mu);
+    EXPECT_EQ(other.executor.sessions.count("s_2"), 0u);
+  }
+  // The fork is the stream's, as an opened session is: gone with it.
+  fleet.Stop();
+  for (int i = 0; i < 200 && holder.server->streams() > 0; ++i) std::this_thread::sleep_for(10ms);
+  std::lock_guard<std::mutex> lock(holder.executor.mu);
+  EXPECT_TRUE(holder.executor.sessions.empty()) << "the runner host kept a fork of a gateway that left";
 }
 
 TEST_F(RemoteRunnerTest, FleetLosesOneHostOnlyItsRunsFailAndNewRunsGoElsewhere) {

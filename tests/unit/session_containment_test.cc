@@ -39,14 +39,21 @@ class RefusingBridge : public runtimes::BridgeHandler {
   }
 };
 
+// What happens to the session between the two cells: nothing, a pause
+// (the jail destroyed, the state on disk; the second cell restores it into
+// a new jail), or a fork (the second cell runs in the copy).
+enum class Between { kNothing, kPauseResume, kFork };
+
 // Runs each request as cells of a fresh session (when its language has
 // sessions): the program twice, then closes the session. `code_mode`: the
 // sessions are code-mode sessions (Python), each cell with a bridge of its
-// own (RefusingBridge).
+// own (RefusingBridge). `between`: what the session goes through between
+// the cells.
 class SessionCellExecutor : public runtimes::CodeExecutor {
  public:
-  explicit SessionCellExecutor(runtimes::LocalExecutor& inner, bool code_mode = false)
-      : inner_(inner), code_mode_(code_mode) {}
+  explicit SessionCellExecutor(runtimes::LocalExecutor& inner, bool code_mode = false,
+                               Between between = Between::kNothing)
+      : inner_(inner), code_mode_(code_mode), between_(between) {}
 
   runtimes::RunResult Run(const runtimes::RunRequest& request, const runtimes::ProgressFn& progress,
                           CancelToken& cancel, runtimes::BridgeHandler* bridge) override {
@@ -69,6 +76,23 @@ class SessionCellExecutor : public runtimes::CodeExecutor {
     RefusingBridge refusing;
     runtimes::RunResult first = inner_.Run(cell, progress, cancel, &refusing);
     runtimes::RunResult result = first;
+    std::string fork_id;
+    if (first.error_code != "E_SESSION_LOST" && between_ != Between::kNothing) {
+      if (between_ == Between::kPauseResume) {
+        Status paused = inner_.PauseSession(id);
+        if (!paused.ok()) return runtimes::InternalErrorResult(request.language, "internal", paused.ToString());
+      } else {
+        fork_id = id + "_fork";
+        runtimes::SessionSpec copy{.id = fork_id, .language = request.language, .isolation = request.isolation,
+                                   .memory_mb = request.memory_mb, .cpu_budget_ms = 120'000};
+        Status forked = inner_.ForkSession(id, copy);
+        if (!forked.ok()) return runtimes::InternalErrorResult(request.language, "internal", forked.ToString());
+        // The source goes away: what the second cell meets is the copy alone.
+        (void)inner_.CloseSession(id);
+        cell.session_id = fork_id;
+      }
+      ++checkpoints_;
+    }
     if (first.error_code != "E_SESSION_LOST" && !RunOnce(request)) {
       // The same program again, in what the first left behind. JavaScript's
       // top-level const/let may not be declared twice in one context: the
@@ -78,6 +102,7 @@ class SessionCellExecutor : public runtimes::CodeExecutor {
       ++second_cells_;
     }
     (void)inner_.CloseSession(id);
+    if (!fork_id.empty()) (void)inner_.CloseSession(fork_id);
     // A lost session reports the limit that ended it: judge the run by it.
     if (result.error_code == "E_SESSION_LOST") result.error_code.clear();
     return result;
@@ -91,11 +116,13 @@ class SessionCellExecutor : public runtimes::CodeExecutor {
 
   int sessions() const { return sessions_; }
   int second_cells() const { return second_cells_; }
+  int checkpoints() const { return checkpoints_; }
 
  private:
   runtimes::LocalExecutor& inner_;
   const bool code_mode_;
-  std::atomic<int> next_{0}, sessions_{0}, second_cells_{0};
+  const Between between_;
+  std::atomic<int> next_{0}, sessions_{0}, second_cells_{0}, checkpoints_{0};
 };
 
 // With the WASM tier's languages: its cases run in WASM-tier sessions.
@@ -135,6 +162,41 @@ INSTANTIATE_TEST_SUITE_P(Sessions, SessionContainmentTest, ::testing::ValuesIn(C
 // The WASM tier's cases: Python's in WASM-tier sessions (the engine's
 // control channel), the others as ordinary runs.
 INSTANTIATE_TEST_SUITE_P(WasmTierSessions, SessionContainmentTest, ::testing::ValuesIn(WasmTierContainmentCases()),
+                         [](const ::testing::TestParamInfo<SelftestCase>& info) { return info.param.name; });
+
+// The WASM tier's Python cases in sessions that are paused between their
+// two cells (the second restores the image into a new jail) or forked (the
+// second runs in the copy): a restored or forked session must hold as a
+// fresh one does.
+std::vector<SelftestCase> CheckpointCases() {
+  std::vector<SelftestCase> out;
+  for (const SelftestCase& c : WasmTierContainmentCases()) {
+    if (c.language == "python" && !ScriptOnly(c) && c.stdin_data.empty()) out.push_back(c);
+  }
+  return out;
+}
+
+class CheckpointContainmentTest : public ::testing::TestWithParam<SelftestCase> {
+ protected:
+  void Check(Between between, const char* what) {
+    ContainmentEnv& env = Env();
+    ASSERT_TRUE(env.error().empty()) << env.error();
+    const SelftestCase& c = GetParam();
+    SessionCellExecutor sessions(*env.executor(), /*code_mode=*/false, between);
+    const CaseOutcome outcome = RunContainmentCase(sessions, c, *env.bait());
+    if (outcome.skipped) GTEST_SKIP() << outcome.detail;
+    EXPECT_TRUE(outcome.passed) << c.name << " (" << c.description << ") in a " << what << " session: expected "
+                                << outcome.expected << ", observed " << outcome.observed << ": " << outcome.detail;
+    EXPECT_GE(sessions.sessions(), 1) << "the case did not run in a session";
+    if (sessions.second_cells() > 0) EXPECT_GE(sessions.checkpoints(), 1) << "the session was not " << what;
+  }
+};
+
+TEST_P(CheckpointContainmentTest, HoldsInARestoredSession) { Check(Between::kPauseResume, "restored"); }
+
+TEST_P(CheckpointContainmentTest, HoldsInAForkedSession) { Check(Between::kFork, "forked"); }
+
+INSTANTIATE_TEST_SUITE_P(WasmTierCheckpoints, CheckpointContainmentTest, ::testing::ValuesIn(CheckpointCases()),
                          [](const ::testing::TestParamInfo<SelftestCase>& info) { return info.param.name; });
 
 // The native Python cases as cells of code-mode sessions (open_session

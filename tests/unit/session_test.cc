@@ -2,7 +2,7 @@
 // OpenSession/CloseSession and session runs): state persists across cells
 // for every session language, each session is its own jail, and every way a
 // cell can end the interpreter loses the session with a clear error and
-// leaves nothing behind.
+// leaves nothing behind. Native sessions refuse to pause or fork and go on.
 #include <gtest/gtest.h>
 
 #include <dirent.h>
@@ -298,6 +298,30 @@ TEST_F(SessionTest, RefusesWhatASessionCannotTake) {
   r.args = {"a"};
   EXPECT_EQ(executor_->Run(r, nullptr, cancel).error_code, "invalid_request");
   EXPECT_EQ(executor_->OpenSession({.id = id, .language = "php"}).code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(executor_->CloseSession(id).ok());
+}
+
+TEST_F(SessionTest, NativeSessionsRefuseToPauseAndGoOn) {
+  const size_t before = executor_->session_count();
+  const std::string id = Open("python");
+  ASSERT_EQ(Cell(id, "kept = 41").status, RunStatus::kOk);
+  Status paused = executor_->PauseSession(id);
+  EXPECT_EQ(paused.code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(paused.message().rfind("E_SESSION_NOT_PAUSABLE", 0), 0u) << paused.ToString();
+  Status forked = executor_->ForkSession(id, {.id = id + "_copy", .language = "python"});
+  EXPECT_EQ(forked.code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(forked.message().rfind("E_SESSION_NOT_PAUSABLE", 0), 0u) << forked.ToString();
+  EXPECT_EQ(executor_->session_count(), before + 1) << "a refused fork adds no session";
+  EXPECT_TRUE(executor_->ResumeSession(id).ok()) << "resuming a live session does nothing";
+  EXPECT_EQ(executor_->Health()["paused_sessions"], 0);
+  // The session goes on, state and all.
+  RunResult r = Cell(id, "print(kept + 1)");
+  EXPECT_EQ(r.stdout_text, "42\n") << r.stderr_text << r.message;
+  EXPECT_EQ(executor_->PauseSession("s_none").code(), StatusCode::kNotFound);
+  EXPECT_EQ(executor_->ResumeSession("s_none").code(), StatusCode::kNotFound);
+  EXPECT_EQ(executor_->ForkSession("s_none", {.id = "s_none_copy", .language = "python"}).code(),
+            StatusCode::kNotFound);
+  EXPECT_EQ(executor_->session_image_dir(), "") << "no image directory without a session that can be paused";
   EXPECT_TRUE(executor_->CloseSession(id).ok());
 }
 

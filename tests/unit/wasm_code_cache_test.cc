@@ -245,9 +245,15 @@ TEST_F(WasmCodeStoreTest, RunsLoadTheCodeTheStoreWroteAndOnlyWhileItIsTheRunners
   runtimes::WasmCodeStore* s = nullptr;
   std::unique_ptr<runtimes::LocalExecutor> ex = ExecutorWithStore(&s);
   ASSERT_NE(ex, nullptr);
-  EXPECT_EQ(s->stats().written, 3u) << "CPython's code, its standard library's index and the engine's self-hosted code";
+  // CPython's code (and its session reactor's, when the build has one),
+  // its standard library's index and the engine's self-hosted code.
+  EXPECT_EQ(s->stats().written, python_.wasm_session_module.empty() ? 3u : 4u);
   EXPECT_EQ(s->stats().failed, 0u);
   const uint64_t heap_mb = python_.default_memory_mb - 64;
+  if (!python_.wasm_session_module.empty()) {
+    EXPECT_EQ(s->JailPath("python-session", heap_mb),
+              std::string(runtimes::kJailWasmCodeDir) + "/python-session." + std::to_string(heap_mb) + "mb.code");
+  }
   const std::string jail_path = s->JailPath("python", heap_mb);
   ASSERT_EQ(jail_path, std::string(runtimes::kJailWasmCodeDir) + "/python." + std::to_string(heap_mb) + "mb.code");
   EXPECT_EQ(s->JailPath("python", heap_mb + 1), "") << "written for the default memory only";

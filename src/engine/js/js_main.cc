@@ -58,6 +58,7 @@
 #include "engine/js/js_errors.h"
 #include "engine/js/js_json.h"
 #include "engine/js/js_session.h"
+#include "engine/js/python_session.h"
 #include "engine/js/ruby_runner.h"
 #include "engine/js/self_hosted_cache.h"
 #include "engine/js/wasi_runner.h"
@@ -325,6 +326,7 @@ int Main(int argc, char** argv) {
   if (argc >= 2 && std::string_view(argv[1]) == "--wasm-code-cache") return WasmCodeCacheMain(argc, argv);
   if (argc >= 2 && std::string_view(argv[1]) == "--wasi-ruby") return RubyMain(argc, argv, base);
   if (argc >= 2 && std::string_view(argv[1]) == "--session") return SessionMain(argc, argv, base);
+  if (argc >= 2 && std::string_view(argv[1]) == "--wasi-session") return PythonSessionMain(argc, argv, base);
   StatusOr<Flags> flags = ParseFlags(argc, argv);
   if (!flags.ok()) {
     WriteStderr("airlock-js: " + flags.status().message() + "\n" + kUsage);

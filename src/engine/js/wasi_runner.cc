@@ -75,6 +75,7 @@ struct WasiFlags {
   // the guest's fd kGuestControlFd (wasi_runner.h); stdin is not read.
   int control_fd = -1;
   uint32_t control_guest_fd = kGuestControlFd;  // --control-guest-fd: 0 (stdin) or 100..1023
+  bool restore = false;                         // --restore
   // --code-cache FILE: the module's compiled code (wasm/code_cache_file.h), used
   // if it matches the module, its cap and this engine; compiled otherwise.
   std::string code_cache;
@@ -113,6 +114,10 @@ StatusOr<WasiFlags> ParseWasiFlags(int argc, char** argv) {
     }
     if (a == "--wasm-baseline") {
       f.baseline_only = true;
+      continue;
+    }
+    if (a == "--restore") {
+      f.restore = true;
       continue;
     }
     if (i + 1 >= argc) return InvalidArgument(std::string(a) + " needs a value");
@@ -304,6 +309,20 @@ Status SyncWorkDirToHost(const wasm::NodePtr& src, const std::string& host) {
   }
   for (const fs::path& p : gone) fs::remove(p, ec);
   return SaveWorkDir(src, host);
+}
+
+// A file's identity for an image key: size and modification time.
+std::string FileIdentity(const std::string& path) {
+  struct stat st{};
+  if (::stat(path.c_str(), &st) != 0) return path + ":missing";
+  return path + ":" + std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "." +
+         std::to_string(st.st_mtim.tv_nsec);
+}
+
+std::string ImageKey(const WasiFlags& f) {
+  std::string key = "module=" + FileIdentity(f.module) + " cap_mb=" + std::to_string(f.wasm_max_mb);
+  for (const WasiFlags::Tar& t : f.tars) key += " tar=" + FileIdentity(t.archive) + "@" + t.guest_dir;
+  return key;
 }
 
 uint64_t MonotonicNs() {
@@ -528,6 +547,17 @@ int WasiMainWith(int argc, char** argv, const EngineOptions& base, const WasiDri
     capped = std::move(*capped_module);
   }
   WasiGuest guest{**engine, capped, imports, wasi, flags->argv, driver_hand_over, compiled};
+  WasiSessionHost session;
+  if (flags->control_fd >= 0) {
+    session.control_fd = flags->control_fd;
+    session.restore = flags->restore;
+    session.image_key = ImageKey(*flags);
+    session.sync_work = [&]() { return SyncWorkDirToHost(work, flags->work->first); };
+    guest.session = &session;
+  } else if (flags->restore) {
+    Write(2, "airlock-js: --restore needs --control-fd\n");
+    return kExitUsage;
+  }
   WasmOutcome outcome = driver(guest);
   capped.clear();
   compiled.reset();

@@ -7,7 +7,7 @@
 //              [--max-output-bytes N] [--tar ARCHIVE=GUEST_DIR [--tar-index FILE]]...
 //              [--work HOST_DIR=GUEST_DIR]
 //              [--env NAME=VALUE]... [--wasm-baseline] [--resume-fd N] [--control-fd N]
-//              [--code-cache FILE]
+//              [--code-cache FILE] [--restore]
 //              -- ARGV0 [ARG...]
 //
 // The guest sees only the virtual filesystem: each --tar archive loaded
@@ -28,7 +28,8 @@
 // --control-fd N: a session; host fd N is the guest's kGuestControlFd (or
 // --control-guest-fd G: 0, in place of stdin, or 100-1023), the
 // work dir is loaded at each turn's start and written back before the
-// guest answers, and standard input is not read.
+// guest answers, and standard input is not read. --restore (with
+// --control-fd, for --wasi-session): the first turn restores an image.
 //
 // Exit status: the guest's own (proc_exit or 0 when _start returns), 124 at
 // the deadline, 137 when the engine runs out of memory, 134 for a trap (the
@@ -63,6 +64,20 @@ int WasmCodeCacheMain(int argc, char** argv);
 // counting up from 3 until one is missing.
 inline constexpr uint32_t kGuestControlFd = 1000;
 
+// What a session's reactor driver (python_session.h) needs of the host
+// beyond a command's: set for --control-fd runs, null otherwise.
+struct WasiSessionHost {
+  int control_fd = -1;
+  // --restore: the first turn brings an image (the driver restores it
+  // instead of starting the interpreter).
+  bool restore = false;
+  // Who may load an image: the module, its standard library trees and the
+  // memory cap (their sizes and modification times).
+  std::string image_key;
+  // The guest's work dir written to the host's, as at a turn's end.
+  std::function<Status()> sync_work;
+};
+
 // What runs the guest once its filesystem, WASI context and engine exist.
 struct WasiGuest {
   JsEngine& engine;
@@ -79,6 +94,7 @@ struct WasiGuest {
   // The module, already compiled: loaded from --code-cache (wasm_code.h),
   // or null. When set, `module` is empty: pass both to WasmInstance::Create.
   JS::HandleObject compiled;
+  WasiSessionHost* session = nullptr;
 };
 using WasiDriver = std::function<WasmOutcome(WasiGuest& guest)>;
 

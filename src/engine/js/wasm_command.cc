@@ -230,6 +230,56 @@ bool WasmInstance::HasFunction(const char* name) {
 
 std::span<uint8_t> WasmInstance::Memory() { return CurrentMemory(engine_.cx(), *state_); }
 
+bool WasmInstance::GrowMemoryTo(uint64_t bytes) {
+  constexpr uint64_t kPage = 64 * 1024;
+  JSContext* cx = engine_.cx();
+  const uint64_t have = Memory().size();
+  if (!state_->memory) return false;
+  if (bytes <= have) return true;
+  const uint64_t pages = (bytes - have + kPage - 1) / kPage;
+  if (pages > 65536) return false;
+  JS::RootedValueArray<1> argv(cx);
+  argv[0].setInt32(static_cast<int32_t>(pages));
+  JS::RootedValue rval(cx);
+  if (!JS_CallFunctionName(cx, state_->memory, "grow", argv, &rval)) {
+    JS_ClearPendingException(cx);
+    return false;
+  }
+  return Memory().size() >= bytes;
+}
+
+std::optional<int32_t> WasmInstance::GlobalI32(const char* name) {
+  JSContext* cx = engine_.cx();
+  JS::RootedValue g(cx);
+  if (!JS_GetProperty(cx, state_->exports, name, &g) || !g.isObject()) {
+    JS_ClearPendingException(cx);
+    return std::nullopt;
+  }
+  JS::RootedObject global(cx, &g.toObject());
+  JS::RootedValue v(cx);
+  if (!JS_GetProperty(cx, global, "value", &v) || !v.isInt32()) {
+    JS_ClearPendingException(cx);
+    return std::nullopt;
+  }
+  return v.toInt32();
+}
+
+bool WasmInstance::SetGlobalI32(const char* name, int32_t value) {
+  JSContext* cx = engine_.cx();
+  JS::RootedValue g(cx);
+  if (!JS_GetProperty(cx, state_->exports, name, &g) || !g.isObject()) {
+    JS_ClearPendingException(cx);
+    return false;
+  }
+  JS::RootedObject global(cx, &g.toObject());
+  JS::RootedValue v(cx, JS::Int32Value(value));
+  if (!JS_SetProperty(cx, global, "value", v)) {  // throws for an immutable global
+    JS_ClearPendingException(cx);
+    return false;
+  }
+  return GlobalI32(name) == value;
+}
+
 WasmOutcome WasmInstance::Call(const char* name, std::span<const int32_t> args, int32_t* result) {
   JSContext* cx = engine_.cx();
   if (result != nullptr) *result = 0;

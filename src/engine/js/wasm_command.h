@@ -34,6 +34,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -113,6 +114,16 @@ class WasmInstance {
   // The module's exported linear memory as it is now (empty without one).
   // Any call may grow and so move it: fetch it again after every Call.
   std::span<uint8_t> Memory();
+
+  // Grows the exported memory to at least `bytes` (memory.grow; whole
+  // 64 KiB pages). False when the module's maximum or the engine refuses.
+  bool GrowMemoryTo(uint64_t bytes);
+
+  // An exported i32 global (WebAssembly.Global) `name`: its value, or
+  // nullopt when there is none; SetGlobalI32 is false for a missing or
+  // immutable one.
+  std::optional<int32_t> GlobalI32(const char* name);
+  bool SetGlobalI32(const char* name, int32_t value);
 
   struct State;  // shared with the host functions (wasm_command.cc)
 

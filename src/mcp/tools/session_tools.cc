@@ -40,6 +40,24 @@ StatusOr<std::string> SessionIdArg(const json& args) {
   return it->get<std::string>();
 }
 
+// Which sessions the checkpoint tools work on, for descriptions and errors.
+constexpr const char kPausableSessions[] =
+    "Only sessions of the WASM tier's Python (open_session {\"language\": \"python\", \"isolation\": \"wasm\"}) "
+    "can be paused, resumed or forked";
+
+// A checkpoint's refusal (sessions::SessionRegistry::Pause, Resume, Fork)
+// as a tool error.
+json CheckpointErrorResult(const Status& st, const std::string& id) {
+  const std::string code = sessions::SessionErrorCode(st, "E_SESSION_CHECKPOINT_FAILED");
+  std::string message = sessions::SessionErrorMessage(st);
+  if (code == "E_SESSION_NOT_PAUSABLE") {
+    message += "; the session goes on as it was. " + std::string(kPausableSessions) + ".";
+  } else if (code == "E_SESSION_CHECKPOINT_FAILED") {
+    message += "; the session goes on as it was";
+  }
+  return SessionErrorResult(code, message, id);
+}
+
 }  // namespace
 
 json OpenSessionTool::Definition() {
@@ -234,6 +252,71 @@ StatusOr<json> CloseSessionTool::Call(const json& args, ToolCallContext& ctx) {
   if (!st.ok()) return SessionErrorResult("runner_unavailable", st.message(), id);
   return json{{"content", json::array({{{"type", "text"}, {"text", "Closed session " + id + "."}}})},
               {"structuredContent", {{"session_id", id}, {"closed", true}}}};
+}
+
+json PauseSessionTool::Definition() {
+  const std::string description =
+      pause_ ? "Pause a session opened with open_session: its whole state (variables, imports, files) is saved and "
+               "its sandbox destroyed, so it holds no memory while you do not need it. The next run_code with its "
+               "session_id (or resume_session) brings it back where it was. " +
+                   std::string(kPausableSessions) + "; others are refused (E_SESSION_NOT_PAUSABLE) and go on."
+             : "Bring a paused session (pause_session) back now, so its next run_code starts at once (run_code "
+               "also resumes it by itself). A session that is not paused is left as it is. " +
+                   std::string(kPausableSessions) + ".";
+  const char* title = pause_ ? "Pause a session" : "Resume a session";
+  return {{"name", name()},
+          {"title", title},
+          {"description", description},
+          {"inputSchema",
+           {{"type", "object"},
+            {"properties", {{"session_id", kSessionId}}},
+            {"required", {"session_id"}},
+            {"additionalProperties", false}}},
+          {"annotations", Annotations(title, false)}};
+}
+
+StatusOr<json> PauseSessionTool::Call(const json& args, ToolCallContext& ctx) {
+  AIRLOCK_ASSIGN_OR_RETURN(std::string id, SessionIdArg(args));
+  const std::string owner = SessionOwner(ctx.caller());
+  if (Status st = pause_ ? registry_.Pause(owner, id) : registry_.Resume(owner, id); !st.ok()) {
+    return CheckpointErrorResult(st, id);
+  }
+  ctx.Log(LogLevel::kInfo, name() + ": session " + id);
+  return json{{"content", json::array({{{"type", "text"},
+                                         {"text", (pause_ ? "Paused session " : "Resumed session ") + id + "."}}})},
+              {"structuredContent", {{"session_id", id}, {"paused", pause_}}}};
+}
+
+json ForkSessionTool::Definition() {
+  return {{"name", name()},
+          {"title", "Fork a session"},
+          {"description",
+           "Copy a session: a new session, with its own session_id and sandbox, starts with the source's "
+           "variables, imports and files, and the two go their own ways (try something risky in the copy, keep "
+           "the original). The source, paused or not, is left as it was. The copy counts as an open session "
+           "and has its own idle timeout and lifetime from now. " +
+               std::string(kPausableSessions) + "."},
+          {"inputSchema",
+           {{"type", "object"},
+            {"properties", {{"session_id", kSessionId}}},
+            {"required", {"session_id"}},
+            {"additionalProperties", false}}},
+          {"annotations", Annotations("Fork a session", true)}};
+}
+
+StatusOr<json> ForkSessionTool::Call(const json& args, ToolCallContext& ctx) {
+  AIRLOCK_ASSIGN_OR_RETURN(std::string id, SessionIdArg(args));
+  StatusOr<sessions::SessionInfo> s = registry_.Fork(SessionOwner(ctx.caller()), id);
+  if (!s.ok()) return CheckpointErrorResult(s.status(), id);
+  json out = sessions::ToJson(*s, registry_.config());
+  out["forked_from"] = id;
+  ctx.Log(LogLevel::kInfo, "fork_session: session " + s->id + " from " + id);
+  return json{{"content", json::array({{{"type", "text"},
+                                         {"text", "Forked session " + id + " into session_id " + s->id +
+                                                      " (idle timeout " + std::to_string(s->idle_timeout_s) +
+                                                      " s, expires at " + out["expires_at"].get<std::string>() +
+                                                      "); both go on independently."}}})},
+              {"structuredContent", std::move(out)}};
 }
 
 json ListSessionsTool::Definition() {

@@ -1,0 +1,164 @@
+#include "wasm/session_image.h"
+
+#include <errno.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "wasm/code_cache_file.h"
+
+namespace airlock::wasm {
+namespace {
+
+constexpr std::string_view kMagic = "AIRLOCK-WASM-SESSION-IMAGE-1\n";
+constexpr uint64_t kMaxPages = 65536;  // 4 GiB: wasm32's whole address space
+
+// FNV-1a, 64 bits: a check against truncation and damage, not an
+// authenticator (the image never leaves the runner's private directory).
+class Checksum {
+ public:
+  void Add(std::string_view s) {
+    for (unsigned char c : s) h_ = (h_ ^ c) * 0x100000001b3ull;
+  }
+  uint64_t value() const { return h_; }
+
+ private:
+  uint64_t h_ = 0xcbf29ce484222325ull;
+};
+
+// Buffered writes to an fd, summed as they go.
+class Out {
+ public:
+  explicit Out(int fd) : fd_(fd) {}
+  void Put(std::string_view s) {
+    sum_.Add(s);
+    buf_.append(s);
+    if (buf_.size() >= (1u << 20)) Flush();
+  }
+  void U64(uint64_t v) {
+    std::string b;
+    PutU64(b, v);
+    Put(b);
+  }
+  Status Finish() {
+    std::string tail;
+    PutU64(tail, sum_.value());
+    buf_ += tail;
+    Flush();
+    return status_;
+  }
+
+ private:
+  void Flush() {
+    std::string_view rest = buf_;
+    while (status_.ok() && !rest.empty()) {
+      const ssize_t n = ::write(fd_, rest.data(), rest.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        status_ = FailedPrecondition(std::string("writing the session image: ") +
+                                     (n < 0 ? std::strerror(errno) : "short write"));
+        break;
+      }
+      rest.remove_prefix(static_cast<size_t>(n));
+    }
+    buf_.clear();
+  }
+  int fd_;
+  std::string buf_;
+  Checksum sum_;
+  Status status_;
+};
+
+bool AllZero(const uint8_t* p, size_t n) {
+  static const uint8_t kZero[4096] = {};
+  for (size_t off = 0; off < n; off += sizeof kZero) {
+    if (std::memcmp(p + off, kZero, std::min(sizeof kZero, n - off)) != 0) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+void ImageWriter::U64(uint64_t v) { PutU64(out_, v); }
+
+void ImageWriter::Bytes(std::string_view s) {
+  PutU64(out_, s.size());
+  out_.append(s);
+}
+
+bool ImageReader::U64(uint64_t* v) { return GetU64(in_, v); }
+
+bool ImageReader::Bytes(std::string_view* s) {
+  uint64_t n = 0;
+  if (!GetU64(in_, &n) || n > in_.size()) return false;
+  *s = in_.substr(0, n);
+  in_.remove_prefix(n);
+  return true;
+}
+
+Status WriteSessionImage(int fd, const SessionImageParts& parts) {
+  if (parts.memory.size() % kSessionPage != 0) return InvalidArgument("memory is not a whole number of pages");
+  Out out(fd);
+  out.Put(kMagic);
+  out.U64(parts.key.size());
+  out.Put(parts.key);
+  out.U64(static_cast<uint32_t>(parts.stack_pointer));
+  const uint64_t pages = parts.memory.size() / kSessionPage;
+  out.U64(parts.memory.size());
+  uint64_t nonzero = 0;
+  for (uint64_t i = 0; i < pages; ++i) nonzero += !AllZero(parts.memory.data() + i * kSessionPage, kSessionPage);
+  out.U64(nonzero);
+  for (uint64_t i = 0; i < pages; ++i) {
+    const uint8_t* p = parts.memory.data() + i * kSessionPage;
+    if (AllZero(p, kSessionPage)) continue;
+    out.U64(i);
+    out.Put(std::string_view(reinterpret_cast<const char*>(p), kSessionPage));
+  }
+  out.U64(parts.wasi_state.size());
+  out.Put(parts.wasi_state);
+  return out.Finish();
+}
+
+StatusOr<SessionImage> ParseSessionImage(std::string_view bytes, std::string_view key) {
+  auto damaged = [](const char* what) { return InvalidArgument(std::string("the session image is damaged: ") + what); };
+  if (bytes.size() < kMagic.size() + 8 || bytes.substr(0, kMagic.size()) != kMagic) return damaged("no header");
+  std::string_view body = bytes.substr(0, bytes.size() - 8);
+  std::string_view tail = bytes.substr(bytes.size() - 8);
+  uint64_t want = 0;
+  GetU64(tail, &want);
+  Checksum sum;
+  sum.Add(body);
+  if (sum.value() != want) return damaged("checksum mismatch");
+  body.remove_prefix(kMagic.size());
+  uint64_t n = 0;
+  if (!GetU64(body, &n) || n > body.size()) return damaged("key");
+  if (body.substr(0, n) != key) {
+    return FailedPrecondition("the session image was made by another build of the interpreter or engine");
+  }
+  body.remove_prefix(n);
+  SessionImage image;
+  uint64_t sp = 0, count = 0;
+  if (!GetU64(body, &sp) || sp > 0xffffffffull) return damaged("stack pointer");
+  image.stack_pointer = static_cast<int32_t>(static_cast<uint32_t>(sp));
+  if (!GetU64(body, &image.memory_bytes) || image.memory_bytes % kSessionPage != 0 ||
+      image.memory_bytes / kSessionPage > kMaxPages) {
+    return damaged("memory size");
+  }
+  if (!GetU64(body, &count) || count > image.memory_bytes / kSessionPage) return damaged("page count");
+  image.pages.reserve(count);
+  for (uint64_t i = 0; i < count; ++i) {
+    uint64_t index = 0;
+    if (!GetU64(body, &index) || index >= image.memory_bytes / kSessionPage || body.size() < kSessionPage) {
+      return damaged("page");
+    }
+    if (!image.pages.empty() && index <= image.pages.back().first) return damaged("page order");
+    image.pages.emplace_back(index, body.substr(0, kSessionPage));
+    body.remove_prefix(kSessionPage);
+  }
+  if (!GetU64(body, &n) || n != body.size()) return damaged("WASI state");
+  image.wasi_state = body;
+  return image;
+}
+
+}  // namespace airlock::wasm

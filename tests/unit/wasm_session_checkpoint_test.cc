@@ -1,0 +1,204 @@
+// Pause, resume and fork of the WASM tier's Python sessions
+// (SandboxSession::Pause/Resume/Fork, engine/js/python_session.h), through
+// the executor as the MCP tools drive it: a paused session holds no
+// process, the next call (or an explicit resume) brings back its variables,
+// files, open files and working directory in a new jail, and a fork is a
+// copy that goes its own way. Native sessions refuse. Skipped where the
+// CPython WASI build (with python-session.wasm) is not cached.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "jail/host.h"
+#include "runtimes/language.h"
+#include "runtimes/local_executor.h"
+#include "selftest/host_snapshot.h"
+#include "session_test_util.h"
+#include "test_jail_host.h"
+
+namespace airlock::runtimes {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+class WasmCheckpointTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    auto host = tests::CreateJailHost();
+    ASSERT_TRUE(host.ok()) << host.status().ToString();
+    host_ = std::move(host).value().release();
+    std::vector<LanguageSpec> languages = BuiltinLanguages();
+    for (LanguageSpec& l : WasmTierLanguages(std::string(AIRLOCK_BINARY_DIR) + "/airlock-js", DefaultWasmCacheDir())) {
+      languages.push_back(std::move(l));
+    }
+    auto ex = LocalExecutor::Create(*host_, {}, std::move(languages));
+    ASSERT_TRUE(ex.ok()) << ex.status().ToString();
+    executor_ = std::move(ex).value().release();
+  }
+  static void TearDownTestSuite() {
+    delete executor_;
+    executor_ = nullptr;
+    delete host_;
+    host_ = nullptr;
+  }
+  void SetUp() override {
+    const LanguageSpec* py = executor_->Find("python", false, "wasm");
+    if (py == nullptr || !py->session_checkpoints) {
+      GTEST_SKIP() << "no CPython WASI session reactor (scripts/wasm/build_python.sh)";
+    }
+  }
+
+  // A session whose engine is told apart by its memory cap (tests run in
+  // parallel): `memory_mb` - 64 is its --wasm-max-mb.
+  std::string Open(uint64_t memory_mb) {
+    return sessiontest::OpenTestSession(*executor_, "ckpt", "python", "wasm", memory_mb);
+  }
+  static std::string Mine(uint64_t memory_mb) {
+    return "--wasm-max-mb " + std::to_string(memory_mb - 64) + " --work";
+  }
+  static size_t Engines(uint64_t memory_mb) { return selftest::ProcessesWithCmdline(Mine(memory_mb)).size(); }
+  // Waits (bounded) until `n` engines of that cap run.
+  static size_t EnginesSettle(uint64_t memory_mb, size_t n) {
+    const auto end = Clock::now() + std::chrono::seconds(10);
+    while (Engines(memory_mb) != n && Clock::now() < end) usleep(20'000);
+    return Engines(memory_mb);
+  }
+  RunResult Cell(const std::string& id, const std::string& code, std::vector<std::string> globs = {}) {
+    return sessiontest::RunCell(*executor_, id, code, 20'000, {}, std::move(globs));
+  }
+
+  static jail::JailHost* host_;
+  static LocalExecutor* executor_;
+};
+
+jail::JailHost* WasmCheckpointTest::host_ = nullptr;
+LocalExecutor* WasmCheckpointTest::executor_ = nullptr;
+
+constexpr char kSetUp[] = R"PY(
+import json, os
+data = {"rows": [1, 2, 3], "name": "kept"}
+def double(n):
+    return 2 * n
+os.makedirs("sub", exist_ok=True)
+with open("sub/notes.txt", "w") as f:
+    f.write("written before the pause")
+log = open("log.txt", "w")
+log.write("one,")
+log.flush()
+os.chdir("sub")  # the guest's cwd starts at "/" (the work dir is preopened there too)
+print("ready")
+)PY";
+
+constexpr char kAfter[] = R"PY(
+log.write("two")
+log.close()
+print(json.dumps(data), double(21), os.getcwd(), open("notes.txt").read())
+print(open("/work/log.txt").read())
+)PY";
+
+TEST_F(WasmCheckpointTest, APausedSessionHoldsNoProcessAndComesBackWhole) {
+  constexpr uint64_t kMem = 207;
+  const std::string id = Open(kMem);
+  RunResult r = Cell(id, kSetUp);
+  ASSERT_EQ(r.stdout_text, "ready\n") << r.stderr_text << r.message;
+  EXPECT_EQ(Engines(kMem), 1u);
+
+  const auto t0 = Clock::now();
+  Status paused = executor_->PauseSession(id);
+  const auto t1 = Clock::now();
+  ASSERT_TRUE(paused.ok()) << paused.ToString();
+  EXPECT_EQ(EnginesSettle(kMem, 0), 0u) << "a paused session's engine still runs";
+  EXPECT_TRUE(executor_->PauseSession(id).ok()) << "pausing a paused session is a no-op";
+
+  // The next call restores it transparently, files and output files too.
+  const auto t2 = Clock::now();
+  r = Cell(id, kAfter, {"sub/notes.txt"});
+  const auto t3 = Clock::now();
+  EXPECT_EQ(r.stdout_text, "{\"rows\": [1, 2, 3], \"name\": \"kept\"} 42 /sub written before the pause\n"
+                           "one,two\n")
+      << r.stderr_text << r.message;
+  ASSERT_EQ(r.files.size(), 1u);
+  EXPECT_EQ(r.files[0].content, "written before the pause");
+  EXPECT_EQ(Engines(kMem), 1u);
+  std::printf("[ figures  ] pause %lld ms, first call after it (restore + cell) %lld ms\n",
+              static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(t1 - t0).count()),
+              static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(t3 - t2).count()));
+
+  // Explicit resume; resuming a live session is a no-op.
+  ASSERT_TRUE(executor_->PauseSession(id).ok());
+  EXPECT_EQ(EnginesSettle(kMem, 0), 0u);
+  ASSERT_TRUE(executor_->ResumeSession(id).ok());
+  EXPECT_EQ(Engines(kMem), 1u);
+  EXPECT_TRUE(executor_->ResumeSession(id).ok());
+  r = Cell(id, "print(double(data['rows'][2]))");
+  EXPECT_EQ(r.stdout_text, "6\n") << r.stderr_text << r.message;
+
+  // Closing a paused session leaves nothing either.
+  ASSERT_TRUE(executor_->PauseSession(id).ok());
+  EXPECT_TRUE(executor_->CloseSession(id).ok());
+  EXPECT_EQ(EnginesSettle(kMem, 0), 0u);
+  EXPECT_EQ(Cell(id, "print(1)").error_code, "E_SESSION_NOT_FOUND");
+}
+
+TEST_F(WasmCheckpointTest, AForkIsACopyThatGoesItsOwnWay) {
+  constexpr uint64_t kMem = 211;
+  const std::string id = Open(kMem);
+  ASSERT_EQ(Cell(id, "import random\nx = [1]\nopen('f.txt', 'w').write('a')\nprint('ok')").stdout_text, "ok\n");
+  const std::string copy = id + "_copy";
+  Status forked = executor_->ForkSession(id, {.id = copy, .language = "python", .isolation = "wasm",
+                                              .memory_mb = kMem, .cpu_budget_ms = 60'000});
+  ASSERT_TRUE(forked.ok()) << forked.ToString();
+  EXPECT_EQ(Engines(kMem), 2u) << "the copy has a jail and engine of its own";
+  EXPECT_EQ(Cell(id, "x.append(2)\nopen('f.txt', 'a').write('b')\nprint(x, open('f.txt').read())").stdout_text,
+            "[1, 2] ab\n");
+  RunResult c = Cell(copy, "x.append(3)\nprint(x, open('f.txt').read())");
+  EXPECT_EQ(c.stdout_text, "[1, 3] a\n") << c.stderr_text << c.message;
+  EXPECT_EQ(Cell(id, "print(x)").stdout_text, "[1, 2]\n");
+
+  // A paused session forks too, and stays paused.
+  ASSERT_TRUE(executor_->PauseSession(id).ok());
+  const std::string second = id + "_second";
+  ASSERT_TRUE(executor_->ForkSession(id, {.id = second, .language = "python", .isolation = "wasm",
+                                          .memory_mb = kMem, .cpu_budget_ms = 60'000})
+                  .ok());
+  EXPECT_EQ(EnginesSettle(kMem, 2), 2u);  // the first copy and the second; the source is paused
+  EXPECT_EQ(Cell(second, "print(x)").stdout_text, "[1, 2]\n");
+  for (const std::string& s : {id, copy, second}) EXPECT_TRUE(executor_->CloseSession(s).ok()) << s;
+  EXPECT_EQ(EnginesSettle(kMem, 0), 0u);
+}
+
+TEST_F(WasmCheckpointTest, ARestoredSessionKeepsItsLimits) {
+  constexpr uint64_t kMem = 213;
+  const std::string id = Open(kMem);
+  ASSERT_EQ(Cell(id, "hold = []\nprint('ok')").stdout_text, "ok\n");
+  ASSERT_TRUE(executor_->PauseSession(id).ok());
+  // Memory: the cap is the restored engine's too.
+  RunResult r = Cell(id, "try:\n    hold.append(bytearray(400 << 20))\nexcept MemoryError:\n    print('capped')");
+  EXPECT_EQ(r.stdout_text, "capped\n") << r.stderr_text << r.message;
+  // Time: a restored session's cell that runs too long loses it, as ever.
+  ASSERT_TRUE(executor_->PauseSession(id).ok());
+  RunResult slow = sessiontest::RunCell(*executor_, id, "while True: pass", 1'000);
+  EXPECT_EQ(slow.status, RunStatus::kTimeout);
+  EXPECT_EQ(slow.error_code, "E_SESSION_LOST");
+  EXPECT_TRUE(executor_->CloseSession(id).ok());
+  EXPECT_EQ(EnginesSettle(kMem, 0), 0u);
+}
+
+TEST_F(WasmCheckpointTest, NativeSessionsRefuseAndGoOn) {
+  const std::string id = sessiontest::OpenTestSession(*executor_, "ckpt_native", "python", "native", 0);
+  ASSERT_EQ(Cell(id, "y = 5\nprint(y)").stdout_text, "5\n");
+  Status st = executor_->PauseSession(id);
+  EXPECT_EQ(st.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(st.message().find("E_SESSION_NOT_PAUSABLE"), std::string::npos) << st.ToString();
+  EXPECT_FALSE(executor_->ForkSession(id, {.id = id + "_f", .language = "python", .isolation = "native"}).ok());
+  EXPECT_EQ(Cell(id, "print(y + 1)").stdout_text, "6\n");
+  EXPECT_TRUE(executor_->CloseSession(id).ok());
+}
+
+}  // namespace
+}  // namespace airlock::runtimes
