@@ -44,6 +44,7 @@ StatusOr<LocalRuntime> MakeLocalRuntime(const config::Config& config, bool allow
   limits.max_output_files = static_cast<uint32_t>(std::min<uint64_t>(l.max_files, UINT32_MAX));
   limits.max_output_files_total_bytes = l.max_output_files_total_bytes;
   limits.pause_after_s = config.sessions.pause_after_s;
+  limits.session_image_dir = config.sessions.image_dir;
 
   std::vector<runtimes::LanguageSpec> languages;
   for (runtimes::LanguageSpec spec : runtimes::BuiltinLanguages()) {
@@ -112,6 +113,11 @@ StatusOr<LocalRuntime> MakeLocalRuntime(const config::Config& config, bool allow
                              .refill_defer = std::chrono::milliseconds(p.refill_defer_ms),
                              .extra_memory_mb = p.memory_mb},
                             p.warm, p.prestart);
+  }
+  // Sessions a previous runner left paused in a persistent image directory,
+  // now that their languages' argv and binds are final.
+  if (const size_t n = rt.executor->AdoptPausedSessions(); n > 0) {
+    std::cerr << "airlock runner: took back " << n << " paused session(s) from " << config.sessions.image_dir << "\n";
   }
   if (pooled && config.build_cache.enabled) {
     StatusOr<std::unique_ptr<runtimes::BuildCache>> cache =

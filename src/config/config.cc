@@ -557,7 +557,7 @@ StatusOr<Config> ConfigFromJson(const json& j) {
   }
   ObjectReader ss = root.Child("sessions");
   AIRLOCK_RETURN_IF_ERROR(ss.Check({"enabled", "idle_timeout_s", "max_idle_timeout_s", "max_lifetime_s",
-                                    "max_per_caller", "max_total", "max_cpu_s", "pause_after_s"}));
+                                    "max_per_caller", "max_total", "max_cpu_s", "pause_after_s", "image_dir"}));
   AIRLOCK_RETURN_IF_ERROR(ss.Bool("enabled", &c.sessions.enabled));
   AIRLOCK_RETURN_IF_ERROR(ss.U64("idle_timeout_s", &c.sessions.idle_timeout_s, 1, 7 * 86400));
   AIRLOCK_RETURN_IF_ERROR(ss.U64("max_idle_timeout_s", &c.sessions.max_idle_timeout_s, 1, 7 * 86400));
@@ -566,6 +566,10 @@ StatusOr<Config> ConfigFromJson(const json& j) {
   AIRLOCK_RETURN_IF_ERROR(ss.U64("max_total", &c.sessions.max_total, 0, 4096));
   AIRLOCK_RETURN_IF_ERROR(ss.U64("max_cpu_s", &c.sessions.max_cpu_s, 1, 7 * 86400));
   AIRLOCK_RETURN_IF_ERROR(ss.U64("pause_after_s", &c.sessions.pause_after_s, 0, 7 * 86400));
+  AIRLOCK_RETURN_IF_ERROR(ss.Str("image_dir", &c.sessions.image_dir));
+  if (!c.sessions.image_dir.empty() && c.sessions.image_dir.front() != '/') {
+    return InvalidArgument("config.sessions.image_dir: must be an absolute path");
+  }
   if (c.sessions.idle_timeout_s > c.sessions.max_idle_timeout_s) {
     return InvalidArgument("config.sessions.idle_timeout_s: exceeds max_idle_timeout_s");
   }
@@ -773,7 +777,8 @@ json ConfigToJson(const Config& c) {
         {"max_per_caller", c.sessions.max_per_caller},
         {"max_total", c.sessions.max_total},
         {"max_cpu_s", c.sessions.max_cpu_s},
-        {"pause_after_s", c.sessions.pause_after_s}}},
+        {"pause_after_s", c.sessions.pause_after_s},
+        {"image_dir", c.sessions.image_dir}}},
       {"tasks",
        {{"mode", c.tasks.mode},
         {"min_timeout_ms", c.tasks.min_timeout_ms},
@@ -955,6 +960,9 @@ json ConfigSchemaDoc() {
       {"sessions.pause_after_s", "integer",
        "A session that can be paused (WASM-tier Python) idle this long is paused by its runner until its next call "
        "(default 300; 0: never)."},
+      {"sessions.image_dir", "string",
+       "Paused sessions' images: empty (default) for a private temporary directory that goes with the runner; an "
+       "absolute path for a 0700 directory of the runner's own where sessions outlive a runner restart."},
       {"tasks.mode", "string",
        "MCP tasks for run_code/execute (modern clients declaring io.modelcontextprotocol/tasks): never, long, always."},
       {"tasks.min_timeout_ms", "integer", "With mode long: a call asking at least this timeout becomes a task (30000)."},

@@ -248,6 +248,10 @@ struct SessionsConfig {
   // this long is paused by its runner (its state on disk, its jail gone)
   // until its next call; 0: never.
   uint64_t pause_after_s = 300;
+  // Where paused sessions' images live (docs/sessions.md "Across a runner
+  // restart"): "" for a private temporary directory that goes with the
+  // runner; set, a 0700 directory of the runner's own that outlives it.
+  std::string image_dir;
 };
 
 // "tasks": the MCP Tasks extension (io.modelcontextprotocol/tasks) for

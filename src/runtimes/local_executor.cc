@@ -11,6 +11,9 @@
 #include <set>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
 #include <optional>
 
 #include "jail/init/files.h"
@@ -640,22 +643,16 @@ Status LocalExecutor::OpenSession(const SessionSpec& spec) {
                                " sessions");
     }
   }
-  const uint64_t memory_mb = spec.memory_mb ? spec.memory_mb : lang->default_memory_mb;
-  const jail::JailConfig config = JailConfigFor(*lang, memory_mb, limits_.workdir_bytes);
+  jail::JailConfig config;
   jail::ExecRequest start;
-  start.argv = ExpandArgv(*lang, lang->session_argv, 0, memory_mb);  // {heap_mb}: the WASM tier's engine
-  start.env = BaseEnv();
-  start.env.insert(start.env.end(), lang->extra_env.begin(), lang->extra_env.end());
-  start.seccomp = &policies_.at(PolicyKey(lang->seccomp));
-  start.limits.max_file_bytes = limits_.workdir_bytes;
-  // RLIMIT_CPU counts the interpreter's whole life: the session's CPU budget.
-  start.limits.cpu_ms = spec.cpu_budget_ms ? spec.cpu_budget_ms : 600'000;
+  SessionStartFor(*lang, spec, &config, &start);
   const std::string image_dir = ImageDirFor(*lang);
   StatusOr<std::unique_ptr<SandboxSession>> session =
       session_maker_.Run([&] { return SandboxSession::Open(*host_, *lang, config, start, image_dir); });
   if (!session.ok()) {
     return FailedPrecondition("could not start the session: " + session.status().message());
   }
+  if (!limits_.session_image_dir.empty() && (*session)->pausable()) (*session)->set_manifest(ToJson(spec).dump());
   std::lock_guard<std::mutex> lock(sessions_mu_);
   if (sessions_.count(spec.id)) {
     reaper_.Retire((*session)->TakeJail());
@@ -663,6 +660,19 @@ Status LocalExecutor::OpenSession(const SessionSpec& spec) {
   }
   AddSessionLocked(spec.id, std::move(session).value());
   return OkStatus();
+}
+
+void LocalExecutor::SessionStartFor(const LanguageSpec& lang, const SessionSpec& spec, jail::JailConfig* config,
+                                    jail::ExecRequest* start) {
+  const uint64_t memory_mb = spec.memory_mb ? spec.memory_mb : lang.default_memory_mb;
+  *config = JailConfigFor(lang, memory_mb, limits_.workdir_bytes);
+  start->argv = ExpandArgv(lang, lang.session_argv, 0, memory_mb);  // {heap_mb}: the WASM tier's engine
+  start->env = BaseEnv();
+  start->env.insert(start->env.end(), lang.extra_env.begin(), lang.extra_env.end());
+  start->seccomp = &policies_.at(PolicyKey(lang.seccomp));
+  start->limits.max_file_bytes = limits_.workdir_bytes;
+  // RLIMIT_CPU counts the interpreter's whole life: the session's CPU budget.
+  start->limits.cpu_ms = spec.cpu_budget_ms ? spec.cpu_budget_ms : 600'000;
 }
 
 nlohmann::json LocalExecutor::Health() {
@@ -786,6 +796,23 @@ LocalExecutor::~LocalExecutor() {
   // destroyed anyway), so the join below never waits for its clock.
   if (pausing) (void)pausing->TakeJail();
   if (pauser_.joinable()) pauser_.join();
+  if (limits_.session_image_dir.empty()) return;
+  // A persistent image directory: every session that can be paused is,
+  // and its image stays for the next runner (AdoptPausedSessions).
+  std::vector<std::shared_ptr<SandboxSession>> all;
+  {
+    std::lock_guard<std::mutex> lock(sessions_mu_);
+    for (auto& [id, e] : sessions_) all.push_back(e.session);
+  }
+  for (const std::shared_ptr<SandboxSession>& s : all) {
+    if (!s->pausable()) continue;
+    Status st = s->Pause();
+    if (st.ok()) {
+      s->KeepImage();
+    } else {
+      std::fprintf(stderr, "airlock runner: a session could not be kept: %s\n", st.message().c_str());
+    }
+  }
 }
 
 std::shared_ptr<SandboxSession> LocalExecutor::BeginSessionUse(const std::string& id) {
@@ -814,8 +841,36 @@ void LocalExecutor::EndSessionUse(const std::string& id) {
   pauser_cv_.notify_all();  // idle again: the pauser's next deadline may be this one
 }
 
+namespace {
+
+// A persistent image directory: made 0700 if missing; refused unless it is
+// a directory (not a link) of this user's that no one else may enter.
+Status CheckPersistentImageDir(const std::string& dir) {
+  if (dir.empty() || dir.front() != '/') return InvalidArgument("sessions.image_dir must be an absolute path");
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return ErrnoError("mkdir " + dir);
+  struct stat st{};
+  if (::lstat(dir.c_str(), &st) != 0) return ErrnoError("stat " + dir);
+  if (!S_ISDIR(st.st_mode)) return FailedPrecondition(dir + " is not a directory");
+  if (st.st_uid != ::geteuid()) return FailedPrecondition(dir + " does not belong to the runner's user");
+  if ((st.st_mode & 077) != 0) return FailedPrecondition(dir + " is open to other users (it must be mode 0700)");
+  return OkStatus();
+}
+
+}  // namespace
+
 std::string LocalExecutor::ImageDirFor(const LanguageSpec& spec) {
   if (!spec.session_checkpoints) return "";
+  if (!limits_.session_image_dir.empty()) {
+    std::lock_guard<std::mutex> lock(image_dir_mu_);
+    if (image_dir_failed_) return "";
+    if (Status st = CheckPersistentImageDir(limits_.session_image_dir); !st.ok()) {
+      image_dir_failed_ = true;
+      std::fprintf(stderr, "airlock runner: warning: sessions cannot be paused or forked: %s\n",
+                   st.message().c_str());
+      return "";
+    }
+    return limits_.session_image_dir;
+  }
   std::lock_guard<std::mutex> lock(image_dir_mu_);
   if (!image_dir_ && !image_dir_failed_) {
     StatusOr<std::unique_ptr<PrivateDir>> dir = PrivateDir::Create("airlock-session-images");
@@ -832,7 +887,76 @@ std::string LocalExecutor::ImageDirFor(const LanguageSpec& spec) {
 
 std::string LocalExecutor::session_image_dir() {
   std::lock_guard<std::mutex> lock(image_dir_mu_);
+  if (!limits_.session_image_dir.empty()) return image_dir_failed_ ? "" : limits_.session_image_dir;
   return image_dir_ ? image_dir_->path() : "";
+}
+
+size_t LocalExecutor::AdoptPausedSessions() {
+  if (limits_.session_image_dir.empty()) return 0;
+  const LanguageSpec* any = nullptr;
+  for (const LanguageSpec& l : languages_) {
+    if (l.session_checkpoints) any = &l;
+  }
+  if (any == nullptr || ImageDirFor(*any).empty()) return 0;
+  const std::string dir = limits_.session_image_dir;
+  std::error_code ec;
+  std::vector<std::string> manifests;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    if (e.path().extension() == ".json" && e.is_regular_file(ec) && !e.is_symlink(ec)) {
+      manifests.push_back(e.path().string());
+    }
+  }
+  size_t adopted = 0;
+  const uint64_t now = static_cast<uint64_t>(::time(nullptr));
+  for (const std::string& mpath : manifests) {
+    const std::string image = mpath.substr(0, mpath.size() - 5) + ".image";
+    auto drop = [&](const std::string& why) {
+      std::fprintf(stderr, "airlock runner: dropping the paused session in %s: %s\n", mpath.c_str(), why.c_str());
+      ::unlink(image.c_str());
+      ::unlink(mpath.c_str());
+    };
+    std::ifstream in(mpath);
+    const nlohmann::json m = nlohmann::json::parse(in, nullptr, false);
+    StatusOr<SessionSpec> spec = m.is_object() && m.contains("session") ? SessionSpecFromJson(m["session"])
+                                                                        : StatusOr<SessionSpec>(InvalidArgument("no session"));
+    if (!spec.ok()) {
+      drop("a damaged manifest");
+      continue;
+    }
+    const uint64_t paused_at = m.value("paused_at", 0ull);
+    const uint64_t ttl = spec->max_lifetime_s ? spec->max_lifetime_s : limits_.adopted_image_ttl_s;
+    if (paused_at == 0 || paused_at + ttl < now) {
+      drop("older than its lifetime");
+      continue;
+    }
+    struct stat st{};
+    if (::lstat(image.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+      drop("its image is gone");
+      continue;
+    }
+    const LanguageSpec* lang = Find(spec->language, false, spec->isolation);
+    if (lang != nullptr && !spec->packages.empty()) {
+      StatusOr<const LanguageSpec*> with = WithPackages(lang, spec->packages);
+      lang = with.ok() ? *with : nullptr;
+    }
+    if (lang == nullptr || !lang->session_checkpoints || spec->code_mode) {
+      drop(spec->language + " (" + spec->isolation + ") sessions cannot be restored here");
+      continue;
+    }
+    jail::JailConfig config;
+    jail::ExecRequest start;
+    SessionStartFor(*lang, *spec, &config, &start);
+    std::unique_ptr<SandboxSession> session = SandboxSession::Adopt(*host_, *lang, config, start, dir, image);
+    session->set_manifest(ToJson(*spec).dump());
+    std::lock_guard<std::mutex> lock(sessions_mu_);
+    if (sessions_.count(spec->id) || sessions_.size() >= limits_.max_sessions) {
+      session->KeepImage();  // not ours to delete: the id is taken, or no room now
+      continue;
+    }
+    AddSessionLocked(spec->id, std::move(session));
+    ++adopted;
+  }
+  return adopted;
 }
 
 void LocalExecutor::AddSessionLocked(const std::string& id, std::unique_ptr<SandboxSession> session) {
@@ -917,6 +1041,7 @@ Status LocalExecutor::ForkSession(const std::string& id, const SessionSpec& copy
     reaper_.Retire((*fork)->TakeJail());
     return InvalidArgument("a session with this id exists already");
   }
+  if (!limits_.session_image_dir.empty() && (*fork)->pausable()) (*fork)->set_manifest(ToJson(copy).dump());
   AddSessionLocked(copy.id, std::move(fork).value());
   return OkStatus();
 }

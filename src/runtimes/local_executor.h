@@ -52,6 +52,17 @@ struct ExecutorLimits {
   // tier's Python) and has had no call, resume or fork for this long is
   // paused by the executor itself (config sessions.pause_after_s); 0: never.
   uint64_t pause_after_s = 300;
+  // Where paused sessions' images live (config sessions.image_dir). Empty:
+  // a private temporary directory removed with the executor (sessions end
+  // with the runner). Set: a directory of the runner's own (made 0700 if
+  // missing; refused unless it is owned by the runner's user and closed to
+  // everyone else) that outlives it: the executor's destruction pauses
+  // every live pausable session into it and leaves the images there, with
+  // a manifest each, and AdoptPausedSessions takes them back.
+  std::string session_image_dir;
+  // Adopted images older than this are deleted instead (their gateway is
+  // likely gone); a session's own max_lifetime_s, when set, is used first.
+  uint64_t adopted_image_ttl_s = 7 * 86400;
 };
 
 class LocalExecutor : public CodeExecutor {
@@ -89,6 +100,16 @@ class LocalExecutor : public CodeExecutor {
   size_t session_count();
   // The image directory, or "" before the first pausable session opened.
   std::string session_image_dir();
+
+  // With limits.session_image_dir: takes the paused sessions a previous
+  // runner left in it (their manifests and images) as paused sessions of
+  // this one, under their ids: the next call or resume restores each in a
+  // new jail. Call once, after the languages and stores are enabled (the
+  // sessions' argv and binds come from them). Manifests that name no
+  // language with checkpoints here, lost their image or are older than
+  // their lifetime are deleted with their image. Returns how many were
+  // adopted.
+  size_t AdoptPausedSessions();
 
   const LanguageSpec* Find(const std::string& name, bool code_mode = false,
                            const std::string& isolation = "native") const;
@@ -192,6 +213,10 @@ class LocalExecutor : public CodeExecutor {
     LocalExecutor& ex_;
     const std::string id_;
   };
+  // The jail and start of a session of `lang` for `spec` (OpenSession,
+  // AdoptPausedSessions).
+  void SessionStartFor(const LanguageSpec& lang, const SessionSpec& spec, jail::JailConfig* config,
+                       jail::ExecRequest* start);
   // Where sessions of `spec` keep their images: "" when `spec` cannot be
   // checkpointed (or the directory cannot be made; its sessions then
   // refuse to pause). Makes the directory the first time.

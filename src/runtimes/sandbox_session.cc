@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 
 #include "base/random.h"
 #include "base/unique_fd.h"
@@ -51,7 +52,37 @@ SandboxSession::SandboxSession(const LanguageSpec& spec, uint64_t memory_mb, jai
     : spec_(spec), memory_mb_(memory_mb), host_(host), config_(config), start_(start), image_dir_(std::move(image_dir)) {}
 
 SandboxSession::~SandboxSession() {
-  if (!image_path_.empty()) ::unlink(image_path_.c_str());
+  if (image_path_.empty() || keep_image_) return;
+  ::unlink(image_path_.c_str());
+  ::unlink(ManifestPathFor(image_path_).c_str());
+}
+
+std::unique_ptr<SandboxSession> SandboxSession::Adopt(jail::JailHost& host, const LanguageSpec& spec,
+                                                      const jail::JailConfig& config, const jail::ExecRequest& start,
+                                                      std::string image_dir, std::string image_path) {
+  std::unique_ptr<SandboxSession> s(
+      new SandboxSession(spec, config.limits.memory_bytes >> 20, host, config, start, std::move(image_dir)));
+  s->image_path_ = std::move(image_path);
+  s->paused_ = true;
+  return s;
+}
+
+void SandboxSession::set_manifest(std::string session_json) {
+  std::lock_guard<std::mutex> lock(mu_);
+  manifest_ = std::move(session_json);
+}
+
+void SandboxSession::KeepImage() {
+  std::lock_guard<std::mutex> lock(mu_);
+  keep_image_ = true;
+}
+
+std::string SandboxSession::ManifestPathFor(const std::string& image_path) {
+  const std::string ext = ".image";
+  if (image_path.size() > ext.size() && image_path.compare(image_path.size() - ext.size(), ext.size(), ext) == 0) {
+    return image_path.substr(0, image_path.size() - ext.size()) + ".json";
+  }
+  return image_path + ".json";
 }
 
 StatusOr<std::unique_ptr<SandboxSession>> SandboxSession::Open(jail::JailHost& host, const LanguageSpec& spec,
@@ -158,6 +189,7 @@ Status SandboxSession::ResumeLocked() {
   paused_ = false;
   Status st = RestoreLocked(path);
   ::unlink(path.c_str());
+  ::unlink(ManifestPathFor(path).c_str());
   if (!st.ok()) return LoseStatus(st.message());
   return OkStatus();
 }
@@ -173,6 +205,18 @@ Status SandboxSession::Pause() {
   if (paused_) return OkStatus();
   AIRLOCK_ASSIGN_OR_RETURN(std::string path, NewImagePath(image_dir_));
   AIRLOCK_RETURN_IF_ERROR(SnapshotLocked(path));
+  if (!manifest_.empty()) {
+    // Beside the image, for a runner that starts over this directory; the
+    // session is paused whether or not it could be written.
+    const std::string name = path.substr(path.rfind('/') + 1);
+    const std::string manifest = "{\"session\": " + manifest_ + ", \"image\": \"" + name +
+                                 "\", \"paused_at\": " + std::to_string(::time(nullptr)) + "}\n";
+    const std::string mpath = ManifestPathFor(path);
+    UniqueFd m(::open(mpath.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
+    if (!m || ::write(m.get(), manifest.data(), manifest.size()) != static_cast<ssize_t>(manifest.size())) {
+      ::unlink(mpath.c_str());
+    }
+  }
   image_path_ = path;
   paused_ = true;
   // Nothing of the jail is kept: no process, memory, cgroup or mount.

@@ -98,6 +98,25 @@ class SandboxSession {
   // Errors as Pause's; a failed restore loses only the copy.
   StatusOr<std::unique_ptr<SandboxSession>> Fork();
 
+  // A paused session found on disk (a runner's persistent image directory,
+  // LocalExecutor::AdoptPausedSessions): the image at `image_path` (in
+  // `image_dir`), no jail until Resume or a Call. Arguments as Open's,
+  // `start.argv` already set (the session argv).
+  static std::unique_ptr<SandboxSession> Adopt(jail::JailHost& host, const LanguageSpec& spec,
+                                               const jail::JailConfig& config, const jail::ExecRequest& start,
+                                               std::string image_dir, std::string image_path);
+
+  // For a persistent image directory: every image this session's Pause
+  // writes gets a manifest beside it, "<image minus .image>.json":
+  // {"session": `session_json`, "image": name, "paused_at": unix seconds},
+  // removed with the image.
+  void set_manifest(std::string session_json);
+  // Leaves a paused session's image and manifest on disk when it is
+  // destroyed (a runner stopping over a persistent image directory).
+  void KeepImage();
+  // The manifest path of an image path ("x.image" -> "x.json").
+  static std::string ManifestPathFor(const std::string& image_path);
+
   bool pausable() const { return spec_.session_checkpoints && !image_dir_.empty(); }
   bool paused() const { return paused_; }
 
@@ -142,6 +161,8 @@ class SandboxSession {
   std::unique_ptr<jail::Jail> jail_;
   std::string lost_reason_;  // non-empty once lost
   std::string image_path_;   // paused: the image file (removed by Resume and the destructor)
+  std::string manifest_;     // set_manifest's session json; "" when none is written
+  bool keep_image_ = false;  // KeepImage: the destructor leaves image_path_ (and its manifest)
   std::atomic<bool> paused_ = false;
   std::mutex running_mu_;           // guards running_ (never held with mu_ waiting)
   CancelToken* running_ = nullptr;  // the cell in flight, if any

@@ -7,7 +7,11 @@
 // CPython WASI build (with python-session.wasm) is not cached.
 #include <unistd.h>
 
+#include <sys/stat.h>
+
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -198,6 +202,99 @@ TEST_F(WasmCheckpointTest, NativeSessionsRefuseAndGoOn) {
   EXPECT_FALSE(executor_->ForkSession(id, {.id = id + "_f", .language = "python", .isolation = "native"}).ok());
   EXPECT_EQ(Cell(id, "print(y + 1)").stdout_text, "6\n");
   EXPECT_TRUE(executor_->CloseSession(id).ok());
+}
+
+// Across a runner restart: over a persistent image directory
+// (sessions.image_dir), a runner that stops pauses its live sessions and
+// leaves every image; the next one over the same directory takes them back
+// under their ids. A directory another user could enter is refused.
+class WasmCheckpointRestartTest : public WasmCheckpointTest {
+ protected:
+  std::unique_ptr<LocalExecutor> Runner(const std::string& image_dir) {
+    std::vector<LanguageSpec> languages = BuiltinLanguages();
+    for (LanguageSpec& l : WasmTierLanguages(std::string(AIRLOCK_BINARY_DIR) + "/airlock-js", DefaultWasmCacheDir())) {
+      languages.push_back(std::move(l));
+    }
+    ExecutorLimits limits;
+    limits.session_image_dir = image_dir;
+    limits.pause_after_s = 0;
+    auto ex = LocalExecutor::Create(*host_, limits, std::move(languages));
+    EXPECT_TRUE(ex.ok()) << ex.status().ToString();
+    return ex.ok() ? std::move(ex).value() : nullptr;
+  }
+  static size_t FilesIn(const std::string& dir, const std::string& ext) {
+    size_t n = 0;
+    for (const auto& e : std::filesystem::directory_iterator(dir)) n += e.path().extension() == ext;
+    return n;
+  }
+  static std::string Cell(LocalExecutor& ex, const std::string& id, const std::string& code) {
+    RunResult r = sessiontest::RunCell(ex, id, code, 20'000);
+    return r.stdout_text + (r.error_code.empty() ? "" : "[" + r.error_code + ": " + r.message + "]");
+  }
+};
+
+TEST_F(WasmCheckpointRestartTest, SessionsOutliveTheRunnerOverAPersistentDirectory) {
+  char tmpl[] = "/tmp/airlock-images-test-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  constexpr uint64_t kMem = 217;
+  {
+    std::unique_ptr<LocalExecutor> first = Runner(dir);
+    ASSERT_NE(first, nullptr);
+    EXPECT_EQ(first->AdoptPausedSessions(), 0u);
+    ASSERT_TRUE(first->OpenSession({.id = "s_live", .language = "python", .isolation = "wasm", .memory_mb = kMem}).ok());
+    ASSERT_TRUE(first->OpenSession({.id = "s_idle", .language = "python", .isolation = "wasm", .memory_mb = kMem}).ok());
+    EXPECT_EQ(Cell(*first, "s_live", "x = 'live'\nopen('a.txt', 'w').write('A')\nprint(x)"), "live\n");
+    EXPECT_EQ(Cell(*first, "s_idle", "y = 'idle'\nprint(y)"), "idle\n");
+    ASSERT_TRUE(first->PauseSession("s_idle").ok());
+    EXPECT_EQ(FilesIn(dir, ".image"), 1u);
+    EXPECT_EQ(FilesIn(dir, ".json"), 1u);
+  }  // the runner stops: the live one is paused too, both images stay
+  EXPECT_EQ(EnginesSettle(kMem, 0), 0u) << "the stopped runner's engines are gone";
+  EXPECT_EQ(FilesIn(dir, ".image"), 2u);
+  EXPECT_EQ(FilesIn(dir, ".json"), 2u);
+  // A manifest the next runner cannot use is dropped with its image.
+  {
+    std::ofstream bad(dir + "/0000.json");
+    bad << R"({"session": {"id": "s_cobol", "language": "cobol", "isolation": "wasm"}, "image": "0000.image", )"
+        << "\"paused_at\": " << time(nullptr) << "}";
+    std::ofstream(dir + "/0000.image") << "x";
+  }
+  {
+    std::unique_ptr<LocalExecutor> second = Runner(dir);
+    ASSERT_NE(second, nullptr);
+    EXPECT_EQ(second->AdoptPausedSessions(), 2u);
+    EXPECT_FALSE(std::filesystem::exists(dir + "/0000.json"));
+    EXPECT_FALSE(std::filesystem::exists(dir + "/0000.image"));
+    EXPECT_EQ(EnginesSettle(kMem, 0), 0u) << "adopted sessions stay paused until used";
+    EXPECT_EQ(Cell(*second, "s_live", "print(x, open('a.txt').read())"), "live A\n");
+    EXPECT_EQ(Cell(*second, "s_idle", "print(y)"), "idle\n");
+    EXPECT_NE(Cell(*second, "s_other", "print(1)").find("E_SESSION_NOT_FOUND"), std::string::npos)
+        << "only the sessions that were there";
+    EXPECT_TRUE(second->CloseSession("s_live").ok());
+    EXPECT_TRUE(second->CloseSession("s_idle").ok());
+  }
+  EXPECT_EQ(FilesIn(dir, ".image"), 0u) << "closed sessions leave no image behind";
+  EXPECT_EQ(FilesIn(dir, ".json"), 0u);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_F(WasmCheckpointRestartTest, ADirectoryOthersCanEnterIsRefused) {
+  char tmpl[] = "/tmp/airlock-images-test-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  ASSERT_EQ(chmod(dir.c_str(), 0755), 0);
+  std::unique_ptr<LocalExecutor> ex = Runner(dir);
+  ASSERT_NE(ex, nullptr);
+  ASSERT_TRUE(ex->OpenSession({.id = "s_open", .language = "python", .isolation = "wasm", .memory_mb = 219}).ok());
+  Status st = ex->PauseSession("s_open");
+  EXPECT_EQ(st.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(st.message().find("E_SESSION_NOT_PAUSABLE"), std::string::npos) << st.ToString();
+  EXPECT_EQ(Cell(*ex, "s_open", "print(2)"), "2\n");
+  EXPECT_TRUE(ex->CloseSession("s_open").ok());
+  ex.reset();
+  EXPECT_EQ(FilesIn(dir, ".image"), 0u);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
