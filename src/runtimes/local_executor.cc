@@ -1041,7 +1041,14 @@ Status LocalExecutor::ForkSession(const std::string& id, const SessionSpec& copy
     reaper_.Retire((*fork)->TakeJail());
     return InvalidArgument("a session with this id exists already");
   }
-  if (!limits_.session_image_dir.empty() && (*fork)->pausable()) (*fork)->set_manifest(ToJson(copy).dump());
+  if (!limits_.session_image_dir.empty() && (*fork)->pausable()) {
+    // The source's spec (its packages are the copy's too) under the new id.
+    nlohmann::json spec = nlohmann::json::parse(source->manifest(), nullptr, false);
+    if (!spec.is_object()) spec = ToJson(copy);
+    spec["id"] = copy.id;
+    spec["max_lifetime_s"] = copy.max_lifetime_s;
+    (*fork)->set_manifest(spec.dump());
+  }
   AddSessionLocked(copy.id, std::move(fork).value());
   return OkStatus();
 }

@@ -68,8 +68,13 @@ std::unique_ptr<SandboxSession> SandboxSession::Adopt(jail::JailHost& host, cons
 }
 
 void SandboxSession::set_manifest(std::string session_json) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::mutex> lock(manifest_mu_);
   manifest_ = std::move(session_json);
+}
+
+std::string SandboxSession::manifest() {
+  std::lock_guard<std::mutex> lock(manifest_mu_);
+  return manifest_;
 }
 
 void SandboxSession::KeepImage() {
@@ -194,22 +199,27 @@ Status SandboxSession::ResumeLocked() {
   return OkStatus();
 }
 
-Status SandboxSession::Pause() {
-  if (!pausable()) {
+Status SandboxSession::Refusal(bool checkpoint, const std::unique_lock<std::mutex>& lock) const {
+  if (checkpoint && !pausable()) {
     return FailedPrecondition("E_SESSION_NOT_PAUSABLE: " + spec_.name + " sessions in the " + spec_.isolation +
                               " tier cannot be paused or forked (only the WASM tier's Python can)");
   }
-  std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
   if (!lock.owns_lock()) return FailedPrecondition("E_SESSION_BUSY: a call of this session is running");
   if (!lost_reason_.empty()) return FailedPrecondition("E_SESSION_LOST: the session was lost: " + lost_reason_);
+  return OkStatus();
+}
+
+Status SandboxSession::Pause() {
+  std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
+  AIRLOCK_RETURN_IF_ERROR(Refusal(/*checkpoint=*/true, lock));
   if (paused_) return OkStatus();
   AIRLOCK_ASSIGN_OR_RETURN(std::string path, NewImagePath(image_dir_));
   AIRLOCK_RETURN_IF_ERROR(SnapshotLocked(path));
-  if (!manifest_.empty()) {
+  if (const std::string spec_json = manifest(); !spec_json.empty()) {
     // Beside the image, for a runner that starts over this directory; the
     // session is paused whether or not it could be written.
     const std::string name = path.substr(path.rfind('/') + 1);
-    const std::string manifest = "{\"session\": " + manifest_ + ", \"image\": \"" + name +
+    const std::string manifest = "{\"session\": " + spec_json + ", \"image\": \"" + name +
                                  "\", \"paused_at\": " + std::to_string(::time(nullptr)) + "}\n";
     const std::string mpath = ManifestPathFor(path);
     UniqueFd m(::open(mpath.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
@@ -226,19 +236,13 @@ Status SandboxSession::Pause() {
 
 Status SandboxSession::Resume() {
   std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
-  if (!lock.owns_lock()) return FailedPrecondition("E_SESSION_BUSY: a call of this session is running");
-  if (!lost_reason_.empty()) return FailedPrecondition("E_SESSION_LOST: the session was lost: " + lost_reason_);
+  AIRLOCK_RETURN_IF_ERROR(Refusal(/*checkpoint=*/false, lock));
   return ResumeLocked();
 }
 
 StatusOr<std::unique_ptr<SandboxSession>> SandboxSession::Fork() {
-  if (!pausable()) {
-    return FailedPrecondition("E_SESSION_NOT_PAUSABLE: " + spec_.name + " sessions in the " + spec_.isolation +
-                              " tier cannot be paused or forked (only the WASM tier's Python can)");
-  }
   std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
-  if (!lock.owns_lock()) return FailedPrecondition("E_SESSION_BUSY: a call of this session is running");
-  if (!lost_reason_.empty()) return FailedPrecondition("E_SESSION_LOST: the session was lost: " + lost_reason_);
+  AIRLOCK_RETURN_IF_ERROR(Refusal(/*checkpoint=*/true, lock));
   // A paused source's image serves as it is; a live one is saved to a
   // file of the fork's own, removed once the copy runs.
   std::string path = image_path_;

@@ -111,6 +111,7 @@ class SandboxSession {
   // {"session": `session_json`, "image": name, "paused_at": unix seconds},
   // removed with the image.
   void set_manifest(std::string session_json);
+  std::string manifest();
   // Leaves a paused session's image and manifest on disk when it is
   // destroyed (a runner stopping over a persistent image directory).
   void KeepImage();
@@ -150,6 +151,9 @@ class SandboxSession {
   Status RestoreLocked(const std::string& path);
   // With mu_ held: Resume's work.
   Status ResumeLocked();
+  // Why Pause, Resume or Fork (`checkpoint`: Pause and Fork) must refuse
+  // now, given their try-lock of mu_; OK when they may go on.
+  Status Refusal(bool checkpoint, const std::unique_lock<std::mutex>& lock) const;
 
   const LanguageSpec& spec_;
   const uint64_t memory_mb_;
@@ -161,6 +165,7 @@ class SandboxSession {
   std::unique_ptr<jail::Jail> jail_;
   std::string lost_reason_;  // non-empty once lost
   std::string image_path_;   // paused: the image file (removed by Resume and the destructor)
+  std::mutex manifest_mu_;   // guards manifest_ (set while a Fork holds mu_)
   std::string manifest_;     // set_manifest's session json; "" when none is written
   bool keep_image_ = false;  // KeepImage: the destructor leaves image_path_ (and its manifest)
   std::atomic<bool> paused_ = false;

@@ -41,6 +41,26 @@ std::string LeadingCode(const std::string& message) {
   return "";
 }
 
+// A new book entry like `like` (owner, endpoint, language, isolation,
+// mode, memory, idle timeout): a fresh id, its clocks starting now.
+StatusOr<SessionInfo> NewEntry(const SessionInfo& like, uint64_t max_lifetime_s) {
+  AIRLOCK_ASSIGN_OR_RETURN(std::string hex, RandomHex(16));
+  SessionInfo s;
+  s.id = "s_" + hex;
+  s.owner = like.owner;
+  s.endpoint = like.endpoint;
+  s.language = like.language;
+  s.isolation = like.isolation;
+  s.mode = like.mode;
+  s.memory_mb = like.memory_mb;
+  s.idle_timeout_s = like.idle_timeout_s;
+  s.created_at_ms = audit::NowMs();
+  s.last_used_ms = s.created_at_ms;
+  s.ends_at_ms = s.created_at_ms + static_cast<int64_t>(max_lifetime_s) * 1000;
+  s.expires_at_ms = std::min(s.last_used_ms + static_cast<int64_t>(s.idle_timeout_s) * 1000, s.ends_at_ms);
+  return s;
+}
+
 }  // namespace
 
 std::string SessionErrorCode(const Status& st, const std::string& fallback) {
@@ -121,20 +141,15 @@ StatusOr<SessionInfo> SessionRegistry::Open(const std::string& owner, const Open
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return Unavailable("airlock is shutting down");
   }
-  AIRLOCK_ASSIGN_OR_RETURN(std::string hex, RandomHex(16));
-  SessionInfo s;
-  s.id = "s_" + hex;
-  s.owner = owner;
-  s.endpoint = request.endpoint;
-  s.language = request.language;
-  s.isolation = request.isolation;
-  s.mode = request.mode;
-  s.memory_mb = request.memory_mb;
-  s.idle_timeout_s = idle;
-  s.created_at_ms = audit::NowMs();
-  s.last_used_ms = s.created_at_ms;
-  s.ends_at_ms = s.created_at_ms + static_cast<int64_t>(config_.max_lifetime_s) * 1000;
-  s.expires_at_ms = std::min(s.last_used_ms + static_cast<int64_t>(idle) * 1000, s.ends_at_ms);
+  SessionInfo like;
+  like.owner = owner;
+  like.endpoint = request.endpoint;
+  like.language = request.language;
+  like.isolation = request.isolation;
+  like.mode = request.mode;
+  like.memory_mb = request.memory_mb;
+  like.idle_timeout_s = idle;
+  AIRLOCK_ASSIGN_OR_RETURN(SessionInfo s, NewEntry(like, config_.max_lifetime_s));
   // Reserve the place (counted against the limits) while the jail is made.
   AIRLOCK_RETURN_IF_ERROR(book_->Reserve(s, config_.max_per_caller, max_total_));
   runtimes::SessionSpec spec{.id = s.id,
@@ -277,20 +292,7 @@ Status SessionRegistry::Resume(const std::string& owner, const std::string& id) 
 
 StatusOr<SessionInfo> SessionRegistry::Fork(const std::string& owner, const std::string& id) {
   AIRLOCK_ASSIGN_OR_RETURN(SessionInfo source, CheckpointTarget(owner, id));
-  AIRLOCK_ASSIGN_OR_RETURN(std::string hex, RandomHex(16));
-  SessionInfo s;
-  s.id = "s_" + hex;
-  s.owner = owner;
-  s.endpoint = source.endpoint;
-  s.language = source.language;
-  s.isolation = source.isolation;
-  s.mode = source.mode;
-  s.memory_mb = source.memory_mb;
-  s.idle_timeout_s = source.idle_timeout_s;
-  s.created_at_ms = audit::NowMs();
-  s.last_used_ms = s.created_at_ms;
-  s.ends_at_ms = s.created_at_ms + static_cast<int64_t>(config_.max_lifetime_s) * 1000;
-  s.expires_at_ms = std::min(s.last_used_ms + static_cast<int64_t>(s.idle_timeout_s) * 1000, s.ends_at_ms);
+  AIRLOCK_ASSIGN_OR_RETURN(SessionInfo s, NewEntry(source, config_.max_lifetime_s));
   // Counted against the limits as an open is, while the copy is made.
   AIRLOCK_RETURN_IF_ERROR(book_->Reserve(s, config_.max_per_caller, max_total_));
   // Packages: the runner keeps the source's (they are part of its jail).

@@ -5,12 +5,14 @@
 
 #include <unistd.h>
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "runtimes/language.h"
 #include "runtimes/local_executor.h"
 
 namespace airlock::runtimes::sessiontest {
@@ -25,6 +27,18 @@ inline std::string OpenTestSession(LocalExecutor& executor, const std::string& t
       {.id = id, .language = language, .isolation = isolation, .memory_mb = memory_mb, .cpu_budget_ms = 60'000});
   EXPECT_TRUE(st.ok()) << st.ToString();
   return id;
+}
+
+// An executor with the built-in languages and the WASM tier's (where their
+// builds are cached); null after a test failure.
+inline std::unique_ptr<LocalExecutor> WasmTierExecutor(jail::JailHost& host, ExecutorLimits limits = {}) {
+  std::vector<LanguageSpec> languages = BuiltinLanguages();
+  for (LanguageSpec& l : WasmTierLanguages(std::string(AIRLOCK_BINARY_DIR) + "/airlock-js", DefaultWasmCacheDir())) {
+    languages.push_back(std::move(l));
+  }
+  auto ex = LocalExecutor::Create(host, limits, std::move(languages));
+  EXPECT_TRUE(ex.ok()) << ex.status().ToString();
+  return ex.ok() ? std::move(ex).value() : nullptr;
 }
 
 // One cell of session `id`.

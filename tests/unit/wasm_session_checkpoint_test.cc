@@ -36,13 +36,9 @@ class WasmCheckpointTest : public ::testing::Test {
     auto host = tests::CreateJailHost();
     ASSERT_TRUE(host.ok()) << host.status().ToString();
     host_ = std::move(host).value().release();
-    std::vector<LanguageSpec> languages = BuiltinLanguages();
-    for (LanguageSpec& l : WasmTierLanguages(std::string(AIRLOCK_BINARY_DIR) + "/airlock-js", DefaultWasmCacheDir())) {
-      languages.push_back(std::move(l));
-    }
-    auto ex = LocalExecutor::Create(*host_, {}, std::move(languages));
-    ASSERT_TRUE(ex.ok()) << ex.status().ToString();
-    executor_ = std::move(ex).value().release();
+    std::unique_ptr<LocalExecutor> ex = sessiontest::WasmTierExecutor(*host_);
+    ASSERT_NE(ex, nullptr);
+    executor_ = ex.release();
   }
   static void TearDownTestSuite() {
     delete executor_;
@@ -211,16 +207,10 @@ TEST_F(WasmCheckpointTest, NativeSessionsRefuseAndGoOn) {
 class WasmCheckpointRestartTest : public WasmCheckpointTest {
  protected:
   std::unique_ptr<LocalExecutor> Runner(const std::string& image_dir) {
-    std::vector<LanguageSpec> languages = BuiltinLanguages();
-    for (LanguageSpec& l : WasmTierLanguages(std::string(AIRLOCK_BINARY_DIR) + "/airlock-js", DefaultWasmCacheDir())) {
-      languages.push_back(std::move(l));
-    }
     ExecutorLimits limits;
     limits.session_image_dir = image_dir;
     limits.pause_after_s = 0;
-    auto ex = LocalExecutor::Create(*host_, limits, std::move(languages));
-    EXPECT_TRUE(ex.ok()) << ex.status().ToString();
-    return ex.ok() ? std::move(ex).value() : nullptr;
+    return sessiontest::WasmTierExecutor(*host_, limits);
   }
   static size_t FilesIn(const std::string& dir, const std::string& ext) {
     size_t n = 0;

@@ -32,13 +32,9 @@ class WasmSessionTest : public ::testing::Test {
     auto host = tests::CreateJailHost();
     ASSERT_TRUE(host.ok()) << host.status().ToString();
     host_ = std::move(host).value().release();
-    std::vector<LanguageSpec> languages = BuiltinLanguages();
-    for (LanguageSpec& l : WasmTierLanguages(std::string(AIRLOCK_BINARY_DIR) + "/airlock-js", DefaultWasmCacheDir())) {
-      languages.push_back(std::move(l));
-    }
-    auto ex = LocalExecutor::Create(*host_, {}, std::move(languages));
-    ASSERT_TRUE(ex.ok()) << ex.status().ToString();
-    executor_ = std::move(ex).value().release();
+    std::unique_ptr<LocalExecutor> ex = sessiontest::WasmTierExecutor(*host_);
+    ASSERT_NE(ex, nullptr);
+    executor_ = ex.release();
   }
   static void TearDownTestSuite() {
     delete executor_;
