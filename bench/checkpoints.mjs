@@ -10,10 +10,10 @@
 //               first `print(1)` after it (restore + cell), a second one
 //               (warm, in the restored jail), a fork_session and a
 //               `print(1)` in the fork; then closes the fork
-//   --paused K  sessions opened and given the same state (default 100), all
-//               live at once, then all paused: the server tree's memory (PSS)
-//               both ways, and the image directory's size, per session and
-//               for 1 000
+//   --paused K  sessions opened, given the same state and paused one after
+//               another (default 100): the server tree's memory (PSS) before
+//               and with all K paused, what one more live session adds, and
+//               the image directory's size
 //
 // The session's state: `import json, decimal, datetime, re, collections,
 // statistics` and a 100 000-element list. The image directory is the
@@ -53,7 +53,7 @@ const MiB = (b) => (b / 1048576).toFixed(1);
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'airlock-checkpoints-bench-'));
 const configPath = path.join(tmp, 'config.json');
 writeFileSync(configPath, JSON.stringify({
-  sessions: { max_per_caller: Math.max(16, opts.paused + 4), max_total: Math.max(16, opts.paused + 8), pause_after_s: 0 },
+  sessions: { max_per_caller: Math.min(1024, Math.max(16, opts.paused + 4)), max_total: Math.max(16, opts.paused + 8), pause_after_s: 0 },
   // No warm pool: its jails would blur the memory figures.
   pool: { enabled: false },
 }));
@@ -155,29 +155,36 @@ try {
   row('first run_code in the fork', samples.fork_call);
   console.log(`  restore cost over a warm call (p50): ${fmt(quantile(samples.restore_call, 0.5) - quantile(samples.warm_call, 0.5))} ms`);
 
-  // Many sessions, live and then paused: the server tree's memory both
-  // ways, and the images' disk.
+  // Many paused sessions: each opened, given the state and paused in turn
+  // (one live at a time), then the server tree's memory against before,
+  // and the images' disk; one more left live, for what a live one costs.
   const ids = [];
+  await new Promise((r) => setTimeout(r, 1000));
+  const pss0 = treePssKiB(serverPid);
   const disk0 = imageBytes(imageDirs()).total;
+  const t0 = performance.now();
   for (let i = 0; i < opts.paused; i++) {
     const s = await open();
     await call('run_code', { session_id: s, code: SETUP });
+    await call('pause_session', { session_id: s });
     ids.push(s);
   }
-  await new Promise((r) => setTimeout(r, 1000));
-  const pssLive = treePssKiB(serverPid);
-  for (const s of ids) await call('pause_session', { session_id: s });
+  const perSessionMs = (performance.now() - t0) / opts.paused;
   await new Promise((r) => setTimeout(r, 1000));
   const pssPaused = treePssKiB(serverPid);
   const disk1 = imageBytes(imageDirs());
+  const live = await open();
+  await call('run_code', { session_id: live, code: SETUP });
+  ids.push(live);
+  const pssLive = treePssKiB(serverPid);
   const perDisk = (disk1.total - disk0) / opts.paused;
-  const perLive = ((pssLive - pssPaused) * 1024) / opts.paused;
-  console.log(`\n${opts.paused} sessions (same state), live then paused:`);
-  console.log(`  server tree PSS: ${MiB(pssLive * 1024)} MiB live -> ${MiB(pssPaused * 1024)} MiB paused (${MiB(perLive)} MiB freed per session)`);
+  console.log(`\n${opts.paused} paused sessions (same state; open + cell + pause ${fmt(perSessionMs)} ms each):`);
+  console.log(`  server tree PSS: ${MiB(pss0 * 1024)} MiB before -> ${MiB(pssPaused * 1024)} MiB with them all paused ` +
+              `(${((pssPaused - pss0) * 1024 / opts.paused / 1024).toFixed(1)} KiB each)`);
+  console.log(`  one more session, live: +${MiB((pssLive - pssPaused) * 1024)} MiB`);
   console.log(`  images: ${disk1.files} files, ${MiB(disk1.total - disk0)} MiB (${MiB(perDisk)} MiB each)`);
-  console.log(`  1 000 paused: ~${(perDisk * 1000 / 1073741824).toFixed(1)} GiB disk; the server tree's memory stays at ${MiB(pssPaused * 1024)} MiB`);
   for (const s of ids) await call('close_session', { session_id: s });
-  if (opts.json) writeFileSync(opts.json, JSON.stringify({ samples, imageSize, paused: { n: opts.paused, pssLive, pssPaused, disk: disk1.total - disk0 } }, null, 2));
+  if (opts.json) writeFileSync(opts.json, JSON.stringify({ samples, imageSize, paused: { n: opts.paused, pss0, pssPaused, pssLive, disk: disk1.total - disk0, perSessionMs } }, null, 2));
 } catch (e) {
   console.error(`failed: ${e.message}\n${stderr}`);
   process.exitCode = 1;

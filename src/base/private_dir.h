@@ -18,8 +18,10 @@ namespace airlock {
 
 class PrivateDir {
  public:
-  // mkdtemp(`parent`/`prefix`-XXXXXX), mode 0700. `parent` empty: $TMPDIR
-  // when it is an absolute path, else /tmp.
+  // mkdtemp(`parent`/`prefix`-<pid>-XXXXXX), mode 0700. `parent` empty:
+  // $TMPDIR when it is an absolute path, else /tmp. First removes the
+  // directories of `prefix` there that this user owns and whose process is
+  // gone (one killed before it could remove its own).
   static StatusOr<std::unique_ptr<PrivateDir>> Create(const std::string& prefix, const std::string& parent = "");
   // Removes the directory and everything in it (symbolic links themselves,
   // never what they point to); errors are ignored.

@@ -45,6 +45,9 @@ StatusOr<LocalRuntime> MakeLocalRuntime(const config::Config& config, bool allow
   limits.max_output_files_total_bytes = l.max_output_files_total_bytes;
   limits.pause_after_s = config.sessions.pause_after_s;
   limits.session_image_dir = config.sessions.image_dir;
+  // The runner's backstop follows a gateway that allows more sessions (most
+  // of them paused, which costs disk, not memory).
+  limits.max_sessions = static_cast<uint32_t>(std::max<uint64_t>(limits.max_sessions, config.sessions.max_total));
 
   std::vector<runtimes::LanguageSpec> languages;
   for (runtimes::LanguageSpec spec : runtimes::BuiltinLanguages()) {

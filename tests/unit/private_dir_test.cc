@@ -1,6 +1,7 @@
 // base/private_dir.h: a fresh 0700 directory, removed with everything in it
 // (a symbolic link itself, never what it points to) when its owner goes.
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -42,6 +43,38 @@ TEST(PrivateDirTest, IsFreshPrivateAndGoesWithEverythingInIt) {
   size_t left = 0;
   for (const fs::directory_entry& e : fs::directory_iterator(parent)) left += e.path() == outside ? 0 : 1;
   EXPECT_EQ(left, 0u) << "both directories are gone";
+  fs::remove_all(parent);
+}
+
+TEST(PrivateDirTest, ADirectoryWhoseProcessIsGoneIsRemovedByTheNext) {
+  const fs::path parent = fs::temp_directory_path() / ("airlock-private-dir-test-gone-" + std::to_string(getpid()));
+  fs::create_directories(parent);
+  // A child's directory left behind (the child exits without removing it),
+  // and one of a process that still runs (this one's parent).
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    StatusOr<std::unique_ptr<PrivateDir>> d = PrivateDir::Create("images", parent.string());
+    if (d.ok()) std::ofstream(fs::path((*d)->path()) / "image") << "state";
+    _exit(d.ok() ? 0 : 1);  // no destructor: the directory stays
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_EQ(WEXITSTATUS(status), 0);
+  const fs::path alive = parent / ("images-" + std::to_string(getppid()) + "-keepme");
+  fs::create_directories(alive);
+  size_t before = 0;
+  for (const auto& e : fs::directory_iterator(parent)) before += e.is_directory();
+  ASSERT_EQ(before, 2u);
+  {
+    StatusOr<std::unique_ptr<PrivateDir>> mine = PrivateDir::Create("images", parent.string());
+    ASSERT_TRUE(mine.ok());
+    EXPECT_NE((*mine)->path().find("images-" + std::to_string(getpid()) + "-"), std::string::npos);
+    size_t now = 0;
+    for (const auto& e : fs::directory_iterator(parent)) now += e.is_directory();
+    EXPECT_EQ(now, 2u) << "the dead child's directory is gone; the live process's and the new one remain";
+  }
+  EXPECT_TRUE(fs::exists(alive));
   fs::remove_all(parent);
 }
 

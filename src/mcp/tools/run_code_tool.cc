@@ -264,6 +264,10 @@ StatusOr<json> RunCodeTool::CallInSession(const json& arguments, ToolCallContext
     // Noted now (E_SESSION_NOT_FOUND and runner_unavailable become E_SESSION_LOST).
     sessions_->NoteResult(id, result);
   }
+  // A runner that no longer knows the session answers without its language
+  // or tier: they are the session's.
+  if (result.language.empty()) result.language = s->language;
+  if (!result.error_code.empty()) result.isolation = s->isolation;
   request->memory_mb = s->memory_mb;
   if (Status st = AuditRun(*request, result, ctx, started_ms, "session_call"); !st.ok()) {
     return ToolErrorResult("E_AUDIT_UNAVAILABLE: the run finished but its audit record could not be written, so "
