@@ -827,6 +827,7 @@ std::shared_ptr<SandboxSession> LocalExecutor::BeginSessionUse(const std::string
   if (it == sessions_.end() || it->second.session != session) return nullptr;
   ++it->second.calls_in_flight;
   it->second.last_used = Clock::now();
+  it->second.orphan_until.reset();  // a gateway knows it: its book keeps its lifetime
   return session;
 }
 
@@ -954,6 +955,8 @@ size_t LocalExecutor::AdoptPausedSessions() {
       continue;
     }
     AddSessionLocked(spec->id, std::move(session));
+    sessions_[spec->id].orphan_until = Clock::now() + std::chrono::seconds(paused_at + ttl - now);
+    StartPauserLocked();
     ++adopted;
   }
   return adopted;
@@ -962,7 +965,11 @@ size_t LocalExecutor::AdoptPausedSessions() {
 void LocalExecutor::AddSessionLocked(const std::string& id, std::unique_ptr<SandboxSession> session) {
   const bool pausable = session->pausable();
   sessions_.emplace(id, SessionEntry{.session = std::move(session), .last_used = Clock::now()});
-  if (!pausable || limits_.pause_after_s == 0 || pauser_stopping_) return;
+  if (pausable && limits_.pause_after_s > 0) StartPauserLocked();
+}
+
+void LocalExecutor::StartPauserLocked() {
+  if (pauser_stopping_) return;
   if (!pauser_.joinable()) pauser_ = std::thread([this] { PauseIdleSessions(); });
   pauser_cv_.notify_all();
 }
@@ -974,7 +981,16 @@ void LocalExecutor::PauseIdleSessions() {
     const Clock::time_point now = Clock::now();
     std::shared_ptr<SandboxSession> due;
     std::optional<Clock::time_point> next;
+    std::vector<std::string> orphans;
     for (const auto& [id, e] : sessions_) {
+      if (e.orphan_until && e.calls_in_flight == 0) {
+        if (*e.orphan_until <= now) {
+          orphans.push_back(id);
+          continue;
+        }
+        if (!next || *e.orphan_until < *next) next = *e.orphan_until;
+      }
+      if (limits_.pause_after_s == 0) continue;
       if (!e.session->pausable() || e.session->paused() || e.calls_in_flight > 0) continue;
       const Clock::time_point at = e.last_used + after;
       if (at <= now) {
@@ -982,6 +998,14 @@ void LocalExecutor::PauseIdleSessions() {
         break;
       }
       if (!next || at < *next) next = at;
+    }
+    for (const std::string& id : orphans) {
+      // No gateway asked for it: its image goes with it.
+      std::shared_ptr<SandboxSession> gone = std::move(sessions_[id].session);
+      sessions_.erase(id);
+      if (std::unique_ptr<jail::Jail> j = gone->TakeJail()) reaper_.Retire(std::move(j));
+      std::fprintf(stderr, "airlock runner: closed adopted session %s: no gateway used it in its lifetime\n",
+                   id.c_str());
     }
     if (!due) {
       if (next) {

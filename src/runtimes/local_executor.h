@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "base/private_dir.h"
@@ -107,8 +108,10 @@ class LocalExecutor : public CodeExecutor {
   // new jail. Call once, after the languages and stores are enabled (the
   // sessions' argv and binds come from them). Manifests that name no
   // language with checkpoints here, lost their image or are older than
-  // their lifetime are deleted with their image. Returns how many were
-  // adopted.
+  // their lifetime are deleted with their image. An adopted session that
+  // no gateway uses by the end of its lifetime (from its pause: the
+  // session's max_lifetime_s, else limits.adopted_image_ttl_s) is closed
+  // then, image and all. Returns how many were adopted.
   size_t AdoptPausedSessions();
 
   const LanguageSpec* Find(const std::string& name, bool code_mode = false,
@@ -195,6 +198,10 @@ class LocalExecutor : public CodeExecutor {
     std::shared_ptr<SandboxSession> session;
     Clock::time_point last_used;  // when a use (a call, pause, resume, fork) last began or ended
     int calls_in_flight = 0;
+    // Adopted (AdoptPausedSessions) and not used since: closed at this time,
+    // when no gateway has asked for it (its book, and so its lifetime, went
+    // with a gateway that stopped).
+    std::optional<Clock::time_point> orphan_until;
   };
   // The session `id` (null if none) with one more use of it in flight
   // (calls_in_flight: the idle pauser leaves it alone), once an idle pause
@@ -225,8 +232,11 @@ class LocalExecutor : public CodeExecutor {
   // pauser when it can be paused.
   void AddSessionLocked(const std::string& id, std::unique_ptr<SandboxSession> session);
   // The idle pauser's loop: pauses each pausable live session idle for
-  // limits_.pause_after_s, sleeping until the next one is due.
+  // limits_.pause_after_s, and closes adopted sessions no one used by their
+  // orphan_until, sleeping until the next one is due.
   void PauseIdleSessions();
+  // Starts the pauser's thread unless it runs (sessions_mu_ held).
+  void StartPauserLocked();
 
   jail::JailHost* host_ = nullptr;
   ExecutorLimits limits_;

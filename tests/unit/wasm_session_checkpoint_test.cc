@@ -206,10 +206,11 @@ TEST_F(WasmCheckpointTest, NativeSessionsRefuseAndGoOn) {
 // under their ids. A directory another user could enter is refused.
 class WasmCheckpointRestartTest : public WasmCheckpointTest {
  protected:
-  std::unique_ptr<LocalExecutor> Runner(const std::string& image_dir) {
+  std::unique_ptr<LocalExecutor> Runner(const std::string& image_dir, uint64_t adopted_ttl_s = 7 * 86400) {
     ExecutorLimits limits;
     limits.session_image_dir = image_dir;
     limits.pause_after_s = 0;
+    limits.adopted_image_ttl_s = adopted_ttl_s;
     return sessiontest::WasmTierExecutor(*host_, limits);
   }
   static size_t FilesIn(const std::string& dir, const std::string& ext) {
@@ -266,6 +267,34 @@ TEST_F(WasmCheckpointRestartTest, SessionsOutliveTheRunnerOverAPersistentDirecto
   }
   EXPECT_EQ(FilesIn(dir, ".image"), 0u) << "closed sessions leave no image behind";
   EXPECT_EQ(FilesIn(dir, ".json"), 0u);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_F(WasmCheckpointRestartTest, AnAdoptedSessionNoGatewayAsksForEndsWithItsLifetime) {
+  char tmpl[] = "/tmp/airlock-images-test-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  {
+    std::unique_ptr<LocalExecutor> first = Runner(dir);
+    ASSERT_NE(first, nullptr);
+    ASSERT_TRUE(first->OpenSession({.id = "s_orphan", .language = "python", .isolation = "wasm"}).ok());
+    ASSERT_TRUE(first->OpenSession({.id = "s_wanted", .language = "python", .isolation = "wasm"}).ok());
+    EXPECT_EQ(Cell(*first, "s_wanted", "z = 3\nprint(z)"), "3\n");
+  }
+  ASSERT_EQ(FilesIn(dir, ".image"), 2u);
+  // Their lifetime (from the pause) is 3 s here; one is used in time.
+  std::unique_ptr<LocalExecutor> second = Runner(dir, /*adopted_ttl_s=*/3);
+  ASSERT_NE(second, nullptr);
+  ASSERT_EQ(second->AdoptPausedSessions(), 2u);
+  EXPECT_EQ(Cell(*second, "s_wanted", "print(z)"), "3\n");
+  const auto end = Clock::now() + std::chrono::seconds(10);
+  while (second->session_count() > 1 && Clock::now() < end) usleep(50'000);
+  EXPECT_EQ(second->session_count(), 1u) << "the orphan is closed at the end of its lifetime";
+  EXPECT_EQ(FilesIn(dir, ".image"), 0u) << "with its image (the used one is live, its image restored)";
+  EXPECT_NE(Cell(*second, "s_orphan", "print(1)").find("E_SESSION_NOT_FOUND"), std::string::npos);
+  EXPECT_EQ(Cell(*second, "s_wanted", "print(z + 1)"), "4\n") << "the used one is the gateway's to close";
+  EXPECT_TRUE(second->CloseSession("s_wanted").ok());
+  second.reset();
   std::filesystem::remove_all(dir);
 }
 
