@@ -36,6 +36,20 @@ StatusOr<std::string> NewImagePath(const std::string& dir) {
   return dir + "/" + name + ".image";
 }
 
+// A checkpoint turn (SnapshotTurnMessage or RestoreTurnMessage's
+// `message`): the image's descriptor `fd` lent with it, its own limits.
+jail::TurnRequest CommandTurn(std::string message, const std::string& nonce, int fd) {
+  jail::TurnRequest turn;
+  turn.message = std::move(message);
+  turn.end_marker = TurnEndMarker(nonce);
+  turn.pass_fd = fd;
+  turn.limits.wall_ms = kSnapshotWallMs;
+  turn.limits.max_stdout_bytes = kCommandOutputBytes;
+  turn.limits.max_stderr_bytes = kCommandOutputBytes;
+  turn.limits.kill_on_output_limit = true;
+  return turn;
+}
+
 // The error text of a command turn that failed: airlock-js's stderr line.
 std::string CommandError(const jail::TurnResult& t, const std::string& marker) {
   std::string err = t.exec.stderr_data;
@@ -104,6 +118,17 @@ StatusOr<std::unique_ptr<SandboxSession>> SandboxSession::Open(jail::JailHost& h
   return s;
 }
 
+jail::TurnResult SandboxSession::TurnLocked(const jail::TurnRequest& turn, CancelToken& cancel) {
+  {
+    std::lock_guard<std::mutex> running(running_mu_);
+    running_ = &cancel;
+  }
+  jail::TurnResult t = jail_->Turn(turn, &cancel);
+  std::lock_guard<std::mutex> running(running_mu_);
+  running_ = nullptr;
+  return t;
+}
+
 Status SandboxSession::LoseStatus(const std::string& reason) {
   RunResult ignored;
   Lose(ignored, reason);
@@ -121,24 +146,9 @@ Status SandboxSession::SnapshotLocked(const std::string& path) {
     return st;
   };
   AIRLOCK_ASSIGN_OR_RETURN(std::string nonce, RandomHex(16));
-  jail::TurnRequest turn;
-  turn.message = SnapshotTurnMessage(nonce);
-  turn.end_marker = TurnEndMarker(nonce);
-  turn.pass_fd = file.get();
-  turn.limits.wall_ms = kSnapshotWallMs;
-  turn.limits.max_stdout_bytes = kCommandOutputBytes;
-  turn.limits.max_stderr_bytes = kCommandOutputBytes;
-  turn.limits.kill_on_output_limit = true;
+  const jail::TurnRequest turn = CommandTurn(SnapshotTurnMessage(nonce), nonce, file.get());
   CancelToken cancel;
-  {
-    std::lock_guard<std::mutex> running(running_mu_);
-    running_ = &cancel;
-  }
-  jail::TurnResult t = jail_->Turn(turn, &cancel);
-  {
-    std::lock_guard<std::mutex> running(running_mu_);
-    running_ = nullptr;
-  }
+  jail::TurnResult t = TurnLocked(turn, cancel);
   std::optional<SessionReply> reply;
   if (t.program_alive && t.replied) reply = ParseSessionReply(t.reply, nonce);
   if (!reply) {
@@ -164,14 +174,8 @@ Status SandboxSession::RestoreLocked(const std::string& path) {
   request.argv = RestoreArgv(start_.argv);
   AIRLOCK_RETURN_IF_ERROR(j->StartInteractive(request));
   AIRLOCK_ASSIGN_OR_RETURN(std::string nonce, RandomHex(16));
-  jail::TurnRequest turn;
-  turn.message = RestoreTurnMessage(nonce);
-  turn.end_marker = TurnEndMarker(nonce);
-  turn.pass_fd = file.get();  // read-only, for this turn
-  turn.limits.wall_ms = kSnapshotWallMs;
-  turn.limits.max_stdout_bytes = kCommandOutputBytes;
-  turn.limits.max_stderr_bytes = kCommandOutputBytes;
-  turn.limits.kill_on_output_limit = true;
+  // The image read-only, for this turn.
+  const jail::TurnRequest turn = CommandTurn(RestoreTurnMessage(nonce), nonce, file.get());
   CancelToken cancel;
   jail::TurnResult t = j->Turn(turn, &cancel);
   std::optional<SessionReply> reply;
@@ -325,15 +329,7 @@ RunResult SandboxSession::Call(const RunRequest& request, const CellLimits& limi
     relay = std::move(started).value();
     turn.pass_fd = relay->jail_end();
   }
-  {
-    std::lock_guard<std::mutex> running(running_mu_);
-    running_ = &cancel;
-  }
-  jail::TurnResult t = jail_->Turn(turn, &cancel);
-  {
-    std::lock_guard<std::mutex> running(running_mu_);
-    running_ = nullptr;
-  }
+  jail::TurnResult t = TurnLocked(turn, cancel);
   if (relay) relay->Finish();
 
   using Outcome = jail::ExecResult::Outcome;

@@ -139,6 +139,9 @@ class SandboxSession {
                  const jail::ExecRequest& start, std::string image_dir);
   // Marks the session lost and kills its jail; `result` becomes the call's answer.
   void Lose(RunResult& result, const std::string& reason);
+  // With mu_ held: one turn of the live jail, cancellable meanwhile by
+  // TakeJail (running_ is `cancel` while it runs).
+  jail::TurnResult TurnLocked(const jail::TurnRequest& turn, CancelToken& cancel);
   // Lose, for the paths that answer with a Status.
   Status LoseStatus(const std::string& reason);
   // With mu_ held. Saves the live session to a new file at `path` (a

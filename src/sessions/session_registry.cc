@@ -137,10 +137,7 @@ StatusOr<SessionInfo> SessionRegistry::Open(const std::string& owner, const Open
     return InvalidArgument("timeout_s " + std::to_string(idle) + " exceeds the maximum of " +
                            std::to_string(config_.max_idle_timeout_s));
   }
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (stopping_) return Unavailable("airlock is shutting down");
-  }
+  if (Stopping()) return Unavailable("airlock is shutting down");
   SessionInfo like;
   like.owner = owner;
   like.endpoint = request.endpoint;
@@ -150,37 +147,11 @@ StatusOr<SessionInfo> SessionRegistry::Open(const std::string& owner, const Open
   like.memory_mb = request.memory_mb;
   like.idle_timeout_s = idle;
   AIRLOCK_ASSIGN_OR_RETURN(SessionInfo s, NewEntry(like, config_.max_lifetime_s));
-  // Reserve the place (counted against the limits) while the jail is made.
-  AIRLOCK_RETURN_IF_ERROR(book_->Reserve(s, config_.max_per_caller, max_total_));
-  runtimes::SessionSpec spec{.id = s.id,
-                             .language = s.language,
-                             .isolation = s.isolation,
-                             .memory_mb = s.memory_mb,
-                             .cpu_budget_ms = config_.max_cpu_s * 1000,
-                             .shared = book_->shared(),
-                             .max_lifetime_s = config_.max_lifetime_s,
-                             .packages = request.packages,
-                             .code_mode = request.mode == "codemode"};
-  if (Status st = executor_.OpenSession(spec); !st.ok()) {
-    book_->Abandon(s.id);
-    return st;
-  }
-  bool stopping;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stopping = stopping_;
-  }
-  StatusOr<SessionInfo> opened =
-      stopping ? NotFound("shut down") : book_->Activate(s.id, executor_.SessionHost(s.id), audit::NowMs(),
-                                                         config_.max_lifetime_s);
-  if (!opened.ok()) {
-    // Shut down meanwhile, or the book failed: nothing may stay open.
-    book_->Abandon(s.id);
-    (void)executor_.CloseSession(s.id);
-    if (stopping || opened.status().code() == StatusCode::kNotFound) return Unavailable("airlock is shutting down");
-    return opened.status();
-  }
-  Audit("session_open", *opened, "");
+  AIRLOCK_ASSIGN_OR_RETURN(SessionInfo opened,
+                           Establish(s, request.packages, [this](const runtimes::SessionSpec& spec) {
+                             return executor_.OpenSession(spec);
+                           }));
+  Audit("session_open", opened, "");
   return opened;
 }
 
@@ -293,35 +264,44 @@ Status SessionRegistry::Resume(const std::string& owner, const std::string& id) 
 StatusOr<SessionInfo> SessionRegistry::Fork(const std::string& owner, const std::string& id) {
   AIRLOCK_ASSIGN_OR_RETURN(SessionInfo source, CheckpointTarget(owner, id));
   AIRLOCK_ASSIGN_OR_RETURN(SessionInfo s, NewEntry(source, config_.max_lifetime_s));
-  // Counted against the limits as an open is, while the copy is made.
-  AIRLOCK_RETURN_IF_ERROR(book_->Reserve(s, config_.max_per_caller, max_total_));
   // Packages: the runner keeps the source's (they are part of its jail).
-  const runtimes::SessionSpec copy{.id = s.id,
+  AIRLOCK_ASSIGN_OR_RETURN(SessionInfo forked, Establish(s, {}, [&](const runtimes::SessionSpec& copy) {
+                             Status st = executor_.ForkSession(id, copy);
+                             return st.ok() ? st : CheckpointError(id, st);
+                           }));
+  Audit("session_fork", forked, "", {{"forked_from", id}});
+  return forked;
+}
+
+StatusOr<SessionInfo> SessionRegistry::Establish(const SessionInfo& s, std::vector<std::string> packages,
+                                                 const std::function<Status(const runtimes::SessionSpec&)>& make) {
+  // Reserve the place (counted against the limits) while the jail is made.
+  AIRLOCK_RETURN_IF_ERROR(book_->Reserve(s, config_.max_per_caller, max_total_));
+  const runtimes::SessionSpec spec{.id = s.id,
                                    .language = s.language,
                                    .isolation = s.isolation,
                                    .memory_mb = s.memory_mb,
                                    .cpu_budget_ms = config_.max_cpu_s * 1000,
                                    .shared = book_->shared(),
                                    .max_lifetime_s = config_.max_lifetime_s,
-                                   .packages = {},
+                                   .packages = std::move(packages),
                                    .code_mode = s.mode == "codemode"};
-  if (Status st = executor_.ForkSession(id, copy); !st.ok()) {
+  if (Status st = make(spec); !st.ok()) {
     book_->Abandon(s.id);
-    return CheckpointError(id, st);
+    return st;
   }
   const bool stopping = Stopping();
-  StatusOr<SessionInfo> forked =
+  StatusOr<SessionInfo> made =
       stopping ? NotFound("shut down")
                : book_->Activate(s.id, executor_.SessionHost(s.id), audit::NowMs(), config_.max_lifetime_s);
-  if (!forked.ok()) {
+  if (!made.ok()) {
     // Shut down meanwhile, or the book failed: nothing may stay open.
     book_->Abandon(s.id);
     (void)executor_.CloseSession(s.id);
-    if (stopping || forked.status().code() == StatusCode::kNotFound) return Unavailable("airlock is shutting down");
-    return forked.status();
+    if (stopping || made.status().code() == StatusCode::kNotFound) return Unavailable("airlock is shutting down");
+    return made.status();
   }
-  Audit("session_fork", *forked, "", {{"forked_from", id}});
-  return forked;
+  return made;
 }
 
 size_t SessionRegistry::open_count() { return book_->Count(); }

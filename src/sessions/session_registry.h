@@ -30,6 +30,7 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -155,6 +156,12 @@ class SessionRegistry {
   Status CheckpointError(const std::string& id, const Status& st);
   // Whether the registry is shutting down.
   bool Stopping();
+  // Open's and Fork's common path: reserves `s` in the book (counted
+  // against the limits), has the runner make it (`make`, given its spec
+  // with `packages`) and activates it. On any failure nothing stays
+  // reserved or open; `make`'s error is returned as it is.
+  StatusOr<SessionInfo> Establish(const SessionInfo& s, std::vector<std::string> packages,
+                                  const std::function<Status(const runtimes::SessionSpec&)>& make);
 
   runtimes::CodeExecutor& executor_;
   const config::SessionsConfig config_;

@@ -106,14 +106,15 @@ Status WriteSessionImage(int fd, const SessionImageParts& parts) {
   out.U64(static_cast<uint32_t>(parts.stack_pointer));
   const uint64_t pages = parts.memory.size() / kSessionPage;
   out.U64(parts.memory.size());
-  uint64_t nonzero = 0;
-  for (uint64_t i = 0; i < pages; ++i) nonzero += !AllZero(parts.memory.data() + i * kSessionPage, kSessionPage);
-  out.U64(nonzero);
+  // The count comes before the pages: find them once.
+  std::vector<uint64_t> nonzero;
   for (uint64_t i = 0; i < pages; ++i) {
-    const uint8_t* p = parts.memory.data() + i * kSessionPage;
-    if (AllZero(p, kSessionPage)) continue;
+    if (!AllZero(parts.memory.data() + i * kSessionPage, kSessionPage)) nonzero.push_back(i);
+  }
+  out.U64(nonzero.size());
+  for (uint64_t i : nonzero) {
     out.U64(i);
-    out.Put(std::string_view(reinterpret_cast<const char*>(p), kSessionPage));
+    out.Put(std::string_view(reinterpret_cast<const char*>(parts.memory.data() + i * kSessionPage), kSessionPage));
   }
   out.U64(parts.wasi_state.size());
   out.Put(parts.wasi_state);
