@@ -27,6 +27,7 @@ struct RunnerHostFlags {
   std::string state_dir;
   int max_concurrent = 0;
   int max_gateways = 64;
+  int drain_sessions_s = 30;
   bool allow_degraded = false;
 };
 
@@ -89,6 +90,13 @@ int RunnerHostMain(const RunnerHostFlags& flags) {
   int sig = 0;
   sigwait(&stop, &sig);
   ready.store(false);
+  if (flags.drain_sessions_s > 0 && (*server)->streams() > 0) {
+    // Its sessions move to the gateways' other hosts (docs/sessions.md).
+    std::cerr << "airlock runner-host: signal " << sig << ": draining (sessions move to other hosts; up to "
+              << flags.drain_sessions_s << " s)\n";
+    const size_t left = (*server)->DrainSessions(std::chrono::seconds(flags.drain_sessions_s));
+    std::cerr << "airlock runner-host: " << left << " session(s) did not move and stay with this host\n";
+  }
   std::cerr << "airlock runner-host: signal " << sig << ": stopping (runs in flight get 10 s)\n";
   (*server)->Shutdown(std::chrono::seconds(10));
   probe.Stop();
@@ -111,6 +119,9 @@ Subcommand AddRunnerHostCommand(CLI::App& parent) {
       ->check(CLI::Range(1, 4096));
   cmd->add_option("--max-gateways", flags->max_gateways, "Gateway connections at once (default 64)")
       ->check(CLI::Range(1, 4096));
+  cmd->add_option("--drain-sessions-s", flags->drain_sessions_s,
+                  "On SIGTERM, how long gateways get to move this host's sessions elsewhere (0: none move; default 30)")
+      ->check(CLI::Range(0, 3600));
   cmd->add_flag("--allow-degraded", flags->allow_degraded, "Run code even without cgroup limits");
   return {cmd, [flags] { return RunnerHostMain(*flags); }};
 }

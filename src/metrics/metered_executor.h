@@ -12,6 +12,8 @@
 #ifndef AIRLOCK_METRICS_METERED_EXECUTOR_H_
 #define AIRLOCK_METRICS_METERED_EXECUTOR_H_
 
+#include <utility>
+
 #include "metrics/metrics.h"
 #include "runtimes/code_executor.h"
 
@@ -32,6 +34,14 @@ class MeteredExecutor : public runtimes::CodeExecutor {
   Status ForkSession(const std::string& id, const runtimes::SessionSpec& copy) override {
     return inner_.ForkSession(id, copy);
   }
+  StatusOr<runtimes::SessionImageChunk> ExportSession(const std::string& id, uint64_t offset) override {
+    return inner_.ExportSession(id, offset);
+  }
+  Status ImportSession(const runtimes::SessionSpec& spec, uint64_t offset, const std::string& data,
+                       bool last) override {
+    return inner_.ImportSession(spec, offset, data, last);
+  }
+  void SetSessionMovedHandler(SessionMovedFn handler) override { inner_.SetSessionMovedHandler(std::move(handler)); }
   std::string SessionHost(const std::string& id) override { return inner_.SessionHost(id); }
   Status AdoptSession(const std::string& id, const std::string& host) override {
     return inner_.AdoptSession(id, host);

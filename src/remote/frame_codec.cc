@@ -2,10 +2,14 @@
 
 #include <string>
 
+#include "base/encoding.h"
+
 namespace airlock::remote {
 namespace {
 
 using Json = nlohmann::json;
+
+bool IsId(const Json& j) { return j.is_number_unsigned() || (j.is_number_integer() && j.get<int64_t>() >= 0); }
 
 // Parses an embedded JSON document; the peer's bytes are untrusted.
 StatusOr<Json> ParseEmbedded(const std::string& text, const char* what) {
@@ -24,6 +28,20 @@ StatusOr<std::string> StringField(const Json& frame, const char* key) {
   return it->get<std::string>();
 }
 
+StatusOr<uint64_t> OffsetField(const Json& frame, const char* key) {
+  auto it = frame.find(key);
+  if (it == frame.end() || !IsId(*it)) return InvalidArgument(std::string("\"") + key + "\" must be a non-negative integer");
+  return it->get<uint64_t>();
+}
+
+// Image bytes travel base64 in a JSON frame, raw in a protobuf message.
+StatusOr<std::string> BytesField(const Json& frame, const char* key) {
+  AIRLOCK_ASSIGN_OR_RETURN(std::string text, StringField(frame, key));
+  std::string bytes;
+  if (!Base64Decode(text, &bytes)) return InvalidArgument(std::string("\"") + key + "\" must be base64");
+  return bytes;
+}
+
 StatusOr<Json> ObjectField(const Json& frame, const char* key) {
   auto it = frame.find(key);
   if (it == frame.end() || !it->is_object()) {
@@ -31,8 +49,6 @@ StatusOr<Json> ObjectField(const Json& frame, const char* key) {
   }
   return *it;
 }
-
-bool IsId(const Json& j) { return j.is_number_unsigned() || (j.is_number_integer() && j.get<int64_t>() >= 0); }
 
 // Type and id, common to every frame.
 Status Header(const Json& frame, std::string* type, uint64_t* id, bool id_required) {
@@ -68,6 +84,8 @@ StatusOr<v1::GatewayMessage> GatewayMessageFromFrame(const Json& frame) {
     m.mutable_ping();
   } else if (type == "health") {
     m.mutable_health();
+  } else if (type == "drained") {
+    m.mutable_drained();
   } else if (type == "bridge_reply") {
     AIRLOCK_ASSIGN_OR_RETURN(std::string f, StringField(frame, "frame"));
     m.mutable_bridge_reply()->set_frame(std::move(f));
@@ -85,6 +103,22 @@ StatusOr<v1::GatewayMessage> GatewayMessageFromFrame(const Json& frame) {
     AIRLOCK_ASSIGN_OR_RETURN(Json session, ObjectField(frame, "session"));
     m.mutable_session_fork()->set_session_id(std::move(sid));
     m.mutable_session_fork()->set_session_json(Dump(session));
+  } else if (type == "session_export") {
+    AIRLOCK_ASSIGN_OR_RETURN(std::string sid, StringField(frame, "session_id"));
+    AIRLOCK_ASSIGN_OR_RETURN(uint64_t offset, OffsetField(frame, "offset"));
+    m.mutable_session_export()->set_session_id(std::move(sid));
+    m.mutable_session_export()->set_offset(offset);
+  } else if (type == "session_import") {
+    AIRLOCK_ASSIGN_OR_RETURN(Json session, ObjectField(frame, "session"));
+    AIRLOCK_ASSIGN_OR_RETURN(uint64_t offset, OffsetField(frame, "offset"));
+    AIRLOCK_ASSIGN_OR_RETURN(std::string data, BytesField(frame, "data"));
+    auto last = frame.find("last");
+    if (last == frame.end() || !last->is_boolean()) return InvalidArgument("\"last\" must be a boolean");
+    v1::SessionImport* in = m.mutable_session_import();
+    in->set_session_json(Dump(session));
+    in->set_offset(offset);
+    in->set_data(std::move(data));
+    in->set_last(last->get<bool>());
   } else {
     return InvalidArgument("unknown gateway frame type \"" + type + "\"");
   }
@@ -111,6 +145,9 @@ StatusOr<Json> FrameFromGatewayMessage(const v1::GatewayMessage& m) {
       break;
     case v1::GatewayMessage::kHealth:
       out["type"] = "health";
+      break;
+    case v1::GatewayMessage::kDrained:
+      out["type"] = "drained";
       break;
     case v1::GatewayMessage::kBridgeReply:
       out["type"] = "bridge_reply";
@@ -139,6 +176,20 @@ StatusOr<Json> FrameFromGatewayMessage(const v1::GatewayMessage& m) {
       out["type"] = "session_fork";
       out["session_id"] = m.session_fork().session_id();
       out["session"] = std::move(session);
+      break;
+    }
+    case v1::GatewayMessage::kSessionExport:
+      out["type"] = "session_export";
+      out["session_id"] = m.session_export().session_id();
+      out["offset"] = m.session_export().offset();
+      break;
+    case v1::GatewayMessage::kSessionImport: {
+      AIRLOCK_ASSIGN_OR_RETURN(Json session, ParseEmbedded(m.session_import().session_json(), "session_json"));
+      out["type"] = "session_import";
+      out["session"] = std::move(session);
+      out["offset"] = m.session_import().offset();
+      out["data"] = Base64Encode(m.session_import().data());
+      out["last"] = m.session_import().last();
       break;
     }
     case v1::GatewayMessage::KIND_NOT_SET:
@@ -186,6 +237,25 @@ StatusOr<v1::RunnerMessage> RunnerMessageFromFrame(const Json& frame) {
     m.mutable_session()->set_ok(ok->get<bool>());
     m.mutable_session()->set_code(frame.value("code", std::string()));
     m.mutable_session()->set_message(frame.value("message", std::string()));
+    if (auto chunk = frame.find("chunk"); chunk != frame.end()) {
+      if (!chunk->is_object()) return InvalidArgument("\"chunk\" must be an object");
+      AIRLOCK_ASSIGN_OR_RETURN(std::string data, BytesField(*chunk, "data"));
+      AIRLOCK_ASSIGN_OR_RETURN(uint64_t size, OffsetField(*chunk, "size"));
+      v1::SessionChunk* c = m.mutable_session()->mutable_chunk();
+      if (auto spec = chunk->find("session"); spec != chunk->end()) {
+        if (!spec->is_object()) return InvalidArgument("\"chunk.session\" must be an object");
+        c->set_session_json(Dump(*spec));
+      }
+      c->set_data(std::move(data));
+      c->set_size(size);
+    }
+  } else if (type == "draining") {
+    auto list = frame.find("sessions");
+    if (list == frame.end() || !list->is_array()) return InvalidArgument("\"sessions\" must be an array");
+    for (const Json& s : *list) {
+      if (!s.is_string()) return InvalidArgument("\"sessions\" must list strings");
+      m.mutable_draining()->add_session_ids(s.get<std::string>());
+    }
   } else {
     return InvalidArgument("unknown runner frame type \"" + type + "\"");
   }
@@ -242,7 +312,23 @@ StatusOr<Json> FrameFromRunnerMessage(const v1::RunnerMessage& m) {
         out["code"] = m.session().code();
         out["message"] = m.session().message();
       }
+      if (m.session().has_chunk()) {
+        const v1::SessionChunk& c = m.session().chunk();
+        Json chunk = {{"data", Base64Encode(c.data())}, {"size", c.size()}};
+        if (!c.session_json().empty()) {
+          AIRLOCK_ASSIGN_OR_RETURN(Json spec, ParseEmbedded(c.session_json(), "chunk.session_json"));
+          chunk["session"] = std::move(spec);
+        }
+        out["chunk"] = std::move(chunk);
+      }
       break;
+    case v1::RunnerMessage::kDraining: {
+      Json list = Json::array();
+      for (const std::string& s : m.draining().session_ids()) list.push_back(s);
+      out["type"] = "draining";
+      out["sessions"] = std::move(list);
+      break;
+    }
     case v1::RunnerMessage::KIND_NOT_SET:
       return InvalidArgument("a runner message without a kind");
   }

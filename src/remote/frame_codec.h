@@ -22,12 +22,15 @@ namespace airlock::remote {
 
 // Gateway -> runner host ("run", "cancel", "languages", "ping", "health",
 // "bridge_reply", "session_open", "session_close", "session_pause",
-// "session_resume", "session_fork").
+// "session_resume", "session_fork", "session_export", "session_import" (these
+// two carry image bytes base64 in a frame, raw in a message), "drained").
 StatusOr<v1::GatewayMessage> GatewayMessageFromFrame(const nlohmann::json& frame);
 StatusOr<nlohmann::json> FrameFromGatewayMessage(const v1::GatewayMessage& message);
 
 // Runner host -> gateway ("hello", "progress", "result", "languages",
-// "pong", "health", "bridge", "bridge_error", "session").
+// "pong", "health", "bridge", "bridge_error", "session" (with a "chunk" when
+// it answers a "session_export"), "draining" (unasked, id 0: only a runner
+// host sends it, never RunnerMain)).
 StatusOr<v1::RunnerMessage> RunnerMessageFromFrame(const nlohmann::json& frame);
 StatusOr<nlohmann::json> FrameFromRunnerMessage(const v1::RunnerMessage& message);
 

@@ -58,6 +58,7 @@ struct RunnerFleet::Host {
   // Guarded by RunnerFleet::mu_.
   bool healthy = false;
   bool retired = false;  // no longer listed (DNS): no new runs; closed once idle
+  bool draining = false;  // it said so (SIGTERM): no new runs; its sessions move; until it reconnects
   std::string error;
   std::vector<LanguageInfo> languages;
   Json health = Json::object();  // the runner host's own Health(), last round it was asked
@@ -89,6 +90,7 @@ std::unique_ptr<runner::RunnerClient> RunnerFleet::MakeClient(const std::string&
                  .connect_timeout = options_.connect_timeout};
   ro.spawn = [lo] { return ConnectRunnerHost(lo); };
   ro.runner_host = address;
+  ro.on_draining = [this, address](const std::vector<std::string>& sessions) { OnDraining(address, sessions); };
   return std::make_unique<runner::RunnerClient>(ro);
 }
 
@@ -168,6 +170,7 @@ void RunnerFleet::HealthRound() {
       if (st.ok() && need_languages) languages = h->client->Languages();
       if (st.ok() && round % 5 == 0) health = h->client->Health();
       std::lock_guard<std::mutex> lock(mu_);
+      if (!load.ready) h->draining = false;  // it went away; what answers next is a new process
       const bool was = h->healthy;
       h->healthy = st.ok();
       h->error = st.ok() ? "" : st.message();
@@ -199,6 +202,9 @@ void RunnerFleet::BackgroundLoop() {
       const Clock::time_point now = Clock::now();
       for (auto it = routes_.begin(); it != routes_.end();) {
         it = now - it->second.used > options_.adopted_ttl ? routes_.erase(it) : std::next(it);
+      }
+      for (auto it = moved_.begin(); it != moved_.end();) {
+        it = now - it->second.at > options_.adopted_ttl ? moved_.erase(it) : std::next(it);
       }
       for (auto it = hosts_.begin(); it != hosts_.end();) {
         const auto& h = *it;
@@ -263,6 +269,12 @@ void RunnerFleet::Stop() {
     routes_.clear();
   }
   if (background_.joinable()) background_.join();
+  std::vector<std::thread> movers;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    movers.swap(movers_);
+  }
+  for (std::thread& t : movers) t.join();  // each stops at its next step
   for (auto& h : hosts) h->client->Stop();
 }
 
@@ -270,7 +282,7 @@ std::vector<std::string> RunnerFleet::UsableHosts() {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<std::string> out;
   for (const auto& h : hosts_) {
-    if (h->healthy && !h->retired && h->client->CurrentLoad().ready) out.push_back(h->address);
+    if (h->healthy && !h->retired && !h->draining && h->client->CurrentLoad().ready) out.push_back(h->address);
   }
   return out;
 }
@@ -279,7 +291,7 @@ std::shared_ptr<RunnerFleet::Host> RunnerFleet::Pick(const std::string& language
   std::shared_ptr<Host> best;
   double best_load = 0;
   for (const auto& h : hosts_) {
-    if (h->retired || !h->healthy || !Offers(h->languages, language, tier)) continue;
+    if (h->retired || h->draining || !h->healthy || !Offers(h->languages, language, tier)) continue;
     const runner::RunnerClient::Load load = h->client->CurrentLoad();
     if (!load.ready) continue;
     const double l = static_cast<double>(load.in_flight + load.queued) / std::max<size_t>(1, load.max_concurrent);
@@ -294,7 +306,7 @@ std::shared_ptr<RunnerFleet::Host> RunnerFleet::Pick(const std::string& language
 
 std::string RunnerFleet::NoHostMessage(const std::string& language, const std::string& tier) {
   size_t up = 0;
-  for (const auto& h : hosts_) up += h->healthy && !h->retired ? 1 : 0;
+  for (const auto& h : hosts_) up += h->healthy && !h->retired && !h->draining ? 1 : 0;
   std::string message = "no runner host can take a " + language + " (" + tier + ") run: " + std::to_string(up) +
                         " of " + std::to_string(hosts_.size()) + " hosts up";
   if (up > 0) message += ", none of them offers it";
@@ -306,7 +318,8 @@ runtimes::RunResult RunnerFleet::Run(const runtimes::RunRequest& request, const 
   const std::string tier = request.isolation.empty() ? "native" : request.isolation;
   std::shared_ptr<Host> host;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!request.session_id.empty()) WaitWhileMovingLocked(lock, request.session_id);
     if (stopping_) {
       return InternalErrorResult(request.language, "runner_unavailable",
                                  "airlock is shutting down; the run was not started");
@@ -380,7 +393,8 @@ void RunnerFleet::RecordSessionLocked(const runtimes::SessionSpec& spec, const s
 }
 
 StatusOr<std::shared_ptr<RunnerFleet::Host>> RunnerFleet::HostOfSession(const std::string& id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
+  WaitWhileMovingLocked(lock, id);
   if (stopping_) return Unavailable("airlock is shutting down");
   std::shared_ptr<Host> host = SessionHostLocked(id);
   if (!host) return NotFound("no such session");
@@ -414,7 +428,8 @@ Status RunnerFleet::ForkSession(const std::string& id, const runtimes::SessionSp
 Status RunnerFleet::CloseSession(const std::string& id) {
   std::shared_ptr<Host> host;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::unique_lock<std::mutex> lock(mu_);
+    WaitWhileMovingLocked(lock, id);
     host = SessionHostLocked(id);
     if (!host) return NotFound("no such session");
     sessions_.erase(id);
@@ -453,10 +468,17 @@ Status RunnerFleet::AdoptSession(const std::string& id, const std::string& addre
   bool looked_up = false;
   for (;;) {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      std::unique_lock<std::mutex> lock(mu_);
       if (stopping_) return Unavailable("airlock is shutting down");
+      WaitWhileMovingLocked(lock, id);
       std::shared_ptr<Host> known = SessionHostLocked(id);
       if (known && known->address == address) return OkStatus();
+      // The session just moved here from `address`: a book row read before
+      // the move names its old host; the move is newer.
+      if (auto m = moved_.find(id); known && m != moved_.end() && m->second.from == address &&
+                                    m->second.to == known->address) {
+        return OkStatus();
+      }
       std::shared_ptr<Host> host = address.empty() ? nullptr : FindHost(address);
       if (host) {
         sessions_.erase(id);  // the book says where it is
@@ -471,6 +493,112 @@ Status RunnerFleet::AdoptSession(const std::string& id, const std::string& addre
   }
 }
 
+void RunnerFleet::SetSessionMovedHandler(SessionMovedFn handler) {
+  std::lock_guard<std::mutex> lock(moved_handler_mu_);
+  moved_handler_ = std::move(handler);
+}
+
+void RunnerFleet::WaitWhileMovingLocked(std::unique_lock<std::mutex>& lock, const std::string& id) {
+  // Bounded: a move is a few chunk round trips, each bounded by the
+  // clients' checkpoint timeout; past this the call goes where the book says.
+  moved_cv_.wait_for(lock, std::chrono::seconds(60), [&] { return stopping_ || !moving_.count(id); });
+}
+
+void RunnerFleet::OnDraining(const std::string& address, const std::vector<std::string>& sessions) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::shared_ptr<Host> from = FindHost(address);
+  if (!from || stopping_) return;
+  if (!from->draining) Log("runner host " + address + " is draining: it takes no new runs; moving " +
+                           std::to_string(sessions.size()) + " session(s) off it");
+  from->draining = true;
+  // On the client's reading thread: the moves (round trips on that very
+  // client) run on their own thread.
+  movers_.emplace_back([this, from, sessions] {
+    size_t moved = 0;
+    for (const std::string& id : sessions) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (stopping_) break;
+      }
+      Status st = MoveSession(from, id);
+      if (st.ok()) {
+        ++moved;
+      } else {
+        Log("session " + id + " stays on draining runner host " + from->address + ": " + st.message());
+      }
+    }
+    Log("moved " + std::to_string(moved) + " of " + std::to_string(sessions.size()) +
+        " session(s) off draining runner host " + from->address);
+    from->client->SayDrained();
+  });
+}
+
+Status RunnerFleet::MoveSession(const std::shared_ptr<Host>& from, const std::string& id) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!moving_.insert(id).second) return FailedPrecondition("it is being moved already");
+  }
+  struct Done {
+    RunnerFleet& fleet;
+    const std::string& id;
+    ~Done() {
+      std::lock_guard<std::mutex> lock(fleet.mu_);
+      fleet.moving_.erase(id);
+      fleet.moved_cv_.notify_all();
+    }
+  } done{*this, id};
+
+  const Clock::time_point started = Clock::now();
+  // The first chunk pauses it there (if live) and holds its calls.
+  AIRLOCK_ASSIGN_OR_RETURN(runtimes::SessionImageChunk chunk, from->client->ExportSession(id, 0));
+  const Json spec_json = Json::parse(chunk.spec_json, nullptr, /*allow_exceptions=*/false);
+  StatusOr<runtimes::SessionSpec> spec = runtimes::SessionSpecFromJson(spec_json);
+  auto stay = [&](const Status& why) {
+    (void)from->client->ResumeSession(id);  // it goes on where it is, until that host stops
+    return why;
+  };
+  if (!spec.ok() || spec->id != id) return stay(Internal("the runner host sent no usable spec with the image"));
+  const std::string tier = spec->isolation.empty() ? "native" : spec->isolation;
+  std::shared_ptr<Host> to;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    to = Pick(spec->language, tier);  // never a draining host
+  }
+  if (!to || to == from) return stay(Unavailable("no other runner host can take a " + spec->language + " (" + tier + ") session"));
+  uint64_t offset = 0;
+  for (;;) {
+    const bool last = offset + chunk.data.size() >= chunk.size;
+    if (Status st = to->client->ImportSession(*spec, offset, chunk.data, last); !st.ok()) {
+      return stay(Status(st.code(), "runner host " + to->address + " refused it: " + st.message()));
+    }
+    offset += chunk.data.size();
+    if (last) break;
+    if (chunk.data.empty()) return stay(Internal("the image ended early"));
+    StatusOr<runtimes::SessionImageChunk> next = from->client->ExportSession(id, offset);
+    if (!next.ok()) return stay(next.status());
+    chunk = std::move(next).value();
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    sessions_.erase(id);
+    routes_.erase(id);
+    RecordSessionLocked(*spec, to);
+    moved_[id] = Moved{from->address, to->address, Clock::now()};
+  }
+  {
+    std::lock_guard<std::mutex> lock(moved_handler_mu_);
+    if (moved_handler_) moved_handler_(id, from->address, to->address);
+  }
+  // The move's end: the old host deletes its image.
+  if (Status st = from->client->CloseSession(id); !st.ok()) {
+    Log("session " + id + " moved, but draining runner host " + from->address + " did not close it: " + st.message());
+  }
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started).count();
+  Log("session " + id + " moved from runner host " + from->address + " to " + to->address + " (" +
+      std::to_string(offset >> 10) + " KiB image, " + std::to_string(ms) + " ms)");
+  return OkStatus();
+}
+
 Json RunnerFleet::Health() {
   std::lock_guard<std::mutex> lock(mu_);
   Json hosts = Json::array();
@@ -478,7 +606,7 @@ Json RunnerFleet::Health() {
   bool up = false;
   for (const auto& h : hosts_) {
     const runner::RunnerClient::Load load = h->client->CurrentLoad();
-    const bool usable = load.ready && h->healthy && !h->retired;
+    const bool usable = load.ready && h->healthy && !h->retired && !h->draining;
     up = up || usable;
     in_flight += load.in_flight;
     queued += load.queued;
@@ -491,6 +619,7 @@ Json RunnerFleet::Health() {
                   {"connected", load.ready},
                   {"healthy", h->healthy},
                   {"retired", h->retired},
+                  {"draining", h->draining},
                   {"in_flight", load.in_flight},
                   {"queued", load.queued},
                   {"max_concurrent", load.max_concurrent},

@@ -20,6 +20,18 @@
 // host whose process dies is noticed sooner: its stream breaks and the same
 // happens without waiting for a ping. New runs go to the other hosts.
 //
+// Draining: a runner host that gets SIGTERM tells its gateways so, each
+// with a list of its sessions to move (remote/runner_host_server.h). The
+// fleet then places nothing new there and, on a thread of its own, moves
+// each listed session: it exports the image in chunks (the first pauses the
+// session there and holds its calls), imports it on the host Pick chooses,
+// records the new host (and tells the SessionMovedFn handler, so that the
+// book follows) and closes it on the old host. Calls of a session being
+// moved wait here until the move ends. A session that cannot move (it
+// cannot be paused, no other host offers its language, the import is
+// refused) is resumed where it was and ends with that host. A fleet made
+// with FleetOptions::make_client handles no draining.
+//
 // Discovery: a static list, and/or a DNS name (a Kubernetes headless
 // Service) resolved every dns_refresh; addresses that appear are connected,
 // those that disappear take no new runs and are closed once idle.
@@ -40,6 +52,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -107,6 +120,8 @@ class RunnerFleet : public runner::RunnerBackend {
   // renewed (a call or a close through this gateway) is forgotten after
   // adopted_ttl: the book still knows the host.
   Status AdoptSession(const std::string& id, const std::string& host) override;
+  // Records where moved sessions went (see "Draining" above).
+  void SetSessionMovedHandler(SessionMovedFn handler) override;
   // {up, remote: true, in_flight, queued, max_concurrent, restarts, hosts: [{address, up, healthy,
   //  in_flight, queued, max_concurrent, runs, sessions, error, pool, ...}]}; from the last
   // health round, never blocking on a host.
@@ -136,6 +151,13 @@ class RunnerFleet : public runner::RunnerBackend {
   StatusOr<std::shared_ptr<Host>> HostOfSession(const std::string& id);
   // Records that `spec.id` lives on `host` (an open or a fork). Under mu_.
   void RecordSessionLocked(const runtimes::SessionSpec& spec, const std::shared_ptr<Host>& host);
+  // Waits (bounded) while session `id` is being moved. Under mu_ (`lock`).
+  void WaitWhileMovingLocked(std::unique_lock<std::mutex>& lock, const std::string& id);
+  // A host at `address` drains (RunnerClientOptions::on_draining): moves
+  // `sessions` off it on a thread of movers_.
+  void OnDraining(const std::string& address, const std::vector<std::string>& sessions);
+  // Moves session `id` off `from` (see "Draining").
+  Status MoveSession(const std::shared_ptr<Host>& from, const std::string& id);
 
   const FleetOptions options_;
   std::shared_ptr<grpc::ChannelCredentials> credentials_;
@@ -158,6 +180,19 @@ class RunnerFleet : public runner::RunnerBackend {
   std::map<std::string, Route> routes_;
   std::chrono::steady_clock::time_point next_dns_{};
   std::thread background_;
+  // Moves (Draining): sessions being moved now, those moved recently (a
+  // stale AdoptSession naming the old host is ignored), the threads moving
+  // them (joined by Stop).
+  std::condition_variable moved_cv_;
+  std::set<std::string> moving_;
+  struct Moved {
+    std::string from, to;
+    Clock::time_point at;
+  };
+  std::map<std::string, Moved> moved_;
+  std::vector<std::thread> movers_;
+  std::mutex moved_handler_mu_;  // guards moved_handler_ (held while it runs)
+  SessionMovedFn moved_handler_;
 };
 
 }  // namespace airlock::remote

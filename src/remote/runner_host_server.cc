@@ -2,6 +2,7 @@
 
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstdio>
 #include <map>
@@ -26,6 +27,26 @@ void Log(const std::string& message) { std::fprintf(stderr, "airlock: runner hos
 using Stream = grpc::ServerReaderWriter<v1::RunnerMessage, v1::GatewayMessage>;
 
 }  // namespace
+
+// One gateway connection: its stream (written by its pump and by a drain,
+// one at a time) and the sessions it opened that are its own (not shared).
+struct RunnerHostServer::Peer {
+  explicit Peer(Stream* s) : stream(s) {}
+
+  // False once a write failed: the gateway is gone; later writes are dropped.
+  bool Write(const v1::RunnerMessage& m) {
+    std::lock_guard<std::mutex> lock(write_mu);
+    if (writable && !stream->Write(m)) writable = false;
+    return writable;
+  }
+
+  Stream* const stream;
+  std::mutex write_mu;
+  bool writable = true;
+  std::mutex sessions_mu;  // guards the fields below
+  std::set<std::string> sessions;
+  bool drained = false;  // it said it moved what it could of its drain list
+};
 
 class RunnerHostServer::Service final : public v1::RunnerHost::Service {
  public:
@@ -80,19 +101,23 @@ class RunnerHostServer::Service final : public v1::RunnerHost::Service {
       bool shared = false;
       uint64_t max_lifetime_s = 0;
     };
-    std::mutex sessions_mu;
-    std::map<uint64_t, Opening> opening;  // request id -> the session being opened
-    std::set<std::string> sessions;
+    auto peer = std::make_shared<Peer>(stream);
+    std::map<uint64_t, Opening> opening;  // request id -> the session being opened (under peer->sessions_mu)
+    Register(peer);
+    struct Unregister {
+      Service& service;
+      std::shared_ptr<Peer> peer;
+      ~Unregister() { service.Unregister(peer); }
+    } unregister{*this, peer};
 
     // The stream's own runner loop: the same code a local runner runs.
     std::thread runner([&] {
       runner::RunnerMain(theirs.get(), executor_, options_);
       shutdown(theirs.get(), SHUT_RDWR);  // the pump below sees EOF
     });
-    // Runner -> gateway. Keeps draining after a failed Write so the runner
+    // Runner -> gateway. Keeps reading after a failed Write so the runner
     // loop never blocks on a full socket while it cancels its runs.
     std::thread up([&] {
-      bool writable = true;
       for (;;) {
         StatusOr<nlohmann::json> frame = ReadJsonFrame(ours.get(), max_frame);
         if (!frame.ok()) {
@@ -105,41 +130,46 @@ class RunnerHostServer::Service final : public v1::RunnerHost::Service {
           continue;
         }
         if (m->has_session()) {
-          std::lock_guard<std::mutex> lock(sessions_mu);
+          std::lock_guard<std::mutex> lock(peer->sessions_mu);
           auto it = opening.find(m->id());
           if (it != opening.end()) {
             if (m->session().ok() && it->second.shared) {
               AddShared(it->second.id, it->second.max_lifetime_s);
             } else if (m->session().ok()) {
-              sessions.insert(it->second.id);
+              peer->sessions.insert(it->second.id);
             }
             opening.erase(it);
           }
         }
-        if (writable && !stream->Write(*m)) writable = false;
+        (void)peer->Write(*m);
       }
     });
     // Gateway -> runner, on this thread, until the gateway's side ends.
     v1::GatewayMessage in;
     while (stream->Read(&in)) {
+      if (in.has_drained()) {  // for this server, not the runner loop
+        std::lock_guard<std::mutex> lock(peer->sessions_mu);
+        peer->drained = true;
+        continue;
+      }
       StatusOr<nlohmann::json> frame = FrameFromGatewayMessage(in);
       if (!frame.ok()) {
         Log("dropping a message from " + who + ": " + frame.status().message());
         continue;
       }
-      if (in.has_session_open() || in.has_session_fork()) {
+      if (in.has_session_open() || in.has_session_fork() || (in.has_session_import() && in.session_import().last())) {
         // The runner loop refuses a malformed spec; this only notes the id
         // (a fork's: its copy's, which is the stream's or shared as an
         // opened session is).
         StatusOr<runtimes::SessionSpec> spec = runtimes::SessionSpecFromJson((*frame)["session"]);
         Opening o;
         if (spec.ok()) o = {.id = spec->id, .shared = spec->shared, .max_lifetime_s = spec->max_lifetime_s};
-        std::lock_guard<std::mutex> lock(sessions_mu);
+        std::lock_guard<std::mutex> lock(peer->sessions_mu);
         opening[in.id()] = std::move(o);
       } else if (in.has_session_close()) {
         {
-          std::lock_guard<std::mutex> lock(sessions_mu);
-          sessions.erase(in.session_close().session_id());
+          std::lock_guard<std::mutex> lock(peer->sessions_mu);
+          peer->sessions.erase(in.session_close().session_id());
         }
         std::lock_guard<std::mutex> lock(shared_mu_);
         shared_.erase(in.session_close().session_id());
@@ -151,15 +181,86 @@ class RunnerHostServer::Service final : public v1::RunnerHost::Service {
     shutdown(ours.get(), SHUT_WR);
     runner.join();
     up.join();
-    for (const std::string& id : sessions) {
+    for (const std::string& id : peer->sessions) {
       if (executor_.CloseSession(id).ok()) Log("closed session " + id + " of gateway " + who);
     }
     Log("gateway " + who + (context->IsCancelled() ? " went away" : " disconnected"));
     return grpc::Status::OK;
   }
 
+ // Tells every connected gateway that this host drains, each with the
+  // sessions it is to move (its own; the shared ones dealt out in turn),
+  // and waits until each listed session is closed here (moved) or its
+  // gateway said it is done or went away, or `timeout` passed. Returns the
+  // sessions still here.
+  size_t DrainSessions(std::chrono::milliseconds timeout) {
+    std::vector<std::shared_ptr<Peer>> peers;
+    {
+      std::lock_guard<std::mutex> lock(peers_mu_);
+      peers = peers_;
+    }
+    std::vector<std::string> shared;
+    {
+      std::lock_guard<std::mutex> lock(shared_mu_);
+      for (const auto& [id, when] : shared_) shared.push_back(id);
+    }
+    std::map<Peer*, std::vector<std::string>> lists;
+    size_t turn = 0;
+    for (const std::shared_ptr<Peer>& p : peers) {
+      std::lock_guard<std::mutex> lock(p->sessions_mu);
+      lists[p.get()].assign(p->sessions.begin(), p->sessions.end());
+    }
+    for (const std::string& id : shared) {
+      if (peers.empty()) break;
+      lists[peers[turn++ % peers.size()].get()].push_back(id);
+    }
+    std::vector<std::shared_ptr<Peer>> told;
+    for (const std::shared_ptr<Peer>& p : peers) {
+      const std::vector<std::string>& list = lists[p.get()];
+      if (list.empty()) continue;
+      v1::RunnerMessage m;
+      m.set_id(0);
+      for (const std::string& id : list) m.mutable_draining()->add_session_ids(id);
+      if (p->Write(m)) told.push_back(p);
+    }
+    const Clock::time_point deadline = Clock::now() + timeout;
+    for (;;) {
+      bool waiting = false;
+      for (const std::shared_ptr<Peer>& p : told) {
+        {
+          std::lock_guard<std::mutex> lock(p->write_mu);
+          if (!p->writable) continue;  // gone: its own sessions closed with it
+        }
+        std::lock_guard<std::mutex> lock(p->sessions_mu);
+        if (p->drained) continue;
+        for (const std::string& id : lists[p.get()]) {
+          std::lock_guard<std::mutex> shared_lock(shared_mu_);
+          if (p->sessions.count(id) || shared_.count(id)) waiting = true;
+        }
+      }
+      if (!waiting || Clock::now() >= deadline) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    size_t left = 0;
+    for (const std::shared_ptr<Peer>& p : peers) {
+      std::lock_guard<std::mutex> lock(p->sessions_mu);
+      left += p->sessions.size();
+    }
+    std::lock_guard<std::mutex> lock(shared_mu_);
+    return left + shared_.size();
+  }
+
  private:
   using Clock = std::chrono::steady_clock;
+
+  void Register(const std::shared_ptr<Peer>& peer) {
+    std::lock_guard<std::mutex> lock(peers_mu_);
+    peers_.push_back(peer);
+  }
+  void Unregister(const std::shared_ptr<Peer>& peer) {
+    std::lock_guard<std::mutex> lock(peers_mu_);
+    peers_.erase(std::remove(peers_.begin(), peers_.end(), peer), peers_.end());
+  }
 
   void AddShared(const std::string& id, uint64_t max_lifetime_s) {
     std::lock_guard<std::mutex> lock(shared_mu_);
@@ -202,9 +303,16 @@ class RunnerHostServer::Service final : public v1::RunnerHost::Service {
   bool stopping_ = false;
   std::map<std::string, Clock::time_point> shared_;  // shared session id -> when to close it here
   std::thread reaper_;
+
+  std::mutex peers_mu_;
+  std::vector<std::shared_ptr<Peer>> peers_;  // the gateways connected now
 };
 
 size_t RunnerHostServer::shared_sessions() const { return service_ ? service_->shared_sessions() : 0; }
+
+size_t RunnerHostServer::DrainSessions(std::chrono::milliseconds timeout) {
+  return service_ ? service_->DrainSessions(timeout) : 0;
+}
 
 StatusOr<std::unique_ptr<RunnerHostServer>> RunnerHostServer::Start(runtimes::CodeExecutor& executor,
                                                                     RunnerHostOptions options) {

@@ -66,12 +66,24 @@ class RunnerHostServer {
   // Shared sessions open here (opened by some stream and not closed yet).
   size_t shared_sessions() const;
 
+  // Draining (SIGTERM): tells each connected gateway which of this host's
+  // sessions to move elsewhere (a RunnerMessage.draining: its own sessions,
+  // and the shared ones dealt out among the gateways) and waits until each
+  // is closed here (moved: the gateway exported it, imported it on another
+  // host and closed it here), its gateway said it is done or went away, or
+  // `timeout` passed. New sessions are not refused meanwhile (the gateways
+  // stop placing any here once told). Returns the sessions still here:
+  // those that could not move stay, and end with the host (a persistent
+  // sessions.image_dir keeps the pausable ones for a restart in place).
+  size_t DrainSessions(std::chrono::milliseconds timeout);
+
   // Stops accepting; streams get `grace` to end on their own, then are
   // cancelled (their runs are cancelled and reaped). Idempotent.
   void Shutdown(std::chrono::milliseconds grace);
 
  private:
   class Service;
+  struct Peer;
   RunnerHostServer() = default;
 
   std::unique_ptr<Service> service_;

@@ -30,6 +30,13 @@ class SlotLimitedExecutor : public runtimes::CodeExecutor {
   Status ForkSession(const std::string& id, const runtimes::SessionSpec& copy) override {
     return inner_.ForkSession(id, copy);
   }
+  StatusOr<runtimes::SessionImageChunk> ExportSession(const std::string& id, uint64_t offset) override {
+    return inner_.ExportSession(id, offset);
+  }
+  Status ImportSession(const runtimes::SessionSpec& spec, uint64_t offset, const std::string& data,
+                       bool last) override {
+    return inner_.ImportSession(spec, offset, data, last);
+  }
   // The inner executor's, plus {"slots", "running", "waiting"}.
   nlohmann::json Health() override;
 

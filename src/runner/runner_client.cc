@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <optional>
 
+#include "base/encoding.h"
 #include "runtimes/bridge_relay.h"
 
 namespace airlock::runner {
@@ -351,6 +352,16 @@ void RunnerClient::ReadLoop(const std::shared_ptr<Connection>& conn) {
     if (type == "bridge_socket") {
       if (fds.size() == 1) AdoptBridgeSocket(id, std::move(fds[0]));
       continue;  // without its descriptor: nothing to read (the run ends on its own)
+    }
+    if (type == "draining") {
+      std::vector<std::string> sessions;
+      if (auto list = m.find("sessions"); list != m.end() && list->is_array()) {
+        for (const Json& s : *list) {
+          if (s.is_string()) sessions.push_back(s.get<std::string>());
+        }
+      }
+      if (options_.on_draining) options_.on_draining(sessions);
+      continue;
     }
     std::lock_guard<std::mutex> lock(mu_);
     auto it = pending_.find(id);
@@ -752,6 +763,41 @@ Status RunnerClient::ResumeSession(const std::string& id) {
 Status RunnerClient::ForkSession(const std::string& id, const runtimes::SessionSpec& copy) {
   return SessionReplyStatus(
       Query({{"type", "session_fork"}, {"session_id", id}, {"session", ToJson(copy)}}, options_.checkpoint_timeout));
+}
+
+void RunnerClient::SayDrained() {
+  std::shared_ptr<Connection> conn;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (state_ == State::kReady && !stopping_) conn = conn_;
+  }
+  // A runner host that is gone waits for no one.
+  if (conn) (void)conn->Write({{"type", "drained"}, {"id", 0}});
+}
+
+StatusOr<runtimes::SessionImageChunk> RunnerClient::ExportSession(const std::string& id, uint64_t offset) {
+  StatusOr<Json> reply =
+      Query({{"type", "session_export"}, {"session_id", id}, {"offset", offset}}, options_.checkpoint_timeout);
+  AIRLOCK_RETURN_IF_ERROR(SessionReplyStatus(reply));
+  auto chunk = reply->find("chunk");
+  runtimes::SessionImageChunk out;
+  if (chunk == reply->end() || !chunk->is_object() || !chunk->contains("data") || !(*chunk)["data"].is_string() ||
+      !Base64Decode((*chunk)["data"].get<std::string>(), &out.data) || !(*chunk)["size"].is_number_unsigned()) {
+    return Internal("the runner answered an export without a well-formed chunk");
+  }
+  out.size = (*chunk)["size"].get<uint64_t>();
+  if (auto spec = chunk->find("session"); spec != chunk->end()) out.spec_json = spec->dump();
+  return out;
+}
+
+Status RunnerClient::ImportSession(const runtimes::SessionSpec& spec, uint64_t offset, const std::string& data,
+                                   bool last) {
+  return SessionReplyStatus(Query({{"type", "session_import"},
+                                   {"session", ToJson(spec)},
+                                   {"offset", offset},
+                                   {"data", Base64Encode(data)},
+                                   {"last", last}},
+                                  options_.checkpoint_timeout));
 }
 
 }  // namespace airlock::runner

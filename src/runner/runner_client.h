@@ -75,6 +75,10 @@ struct RunnerClientOptions {
   // minute in the runner (sandbox_session.cc); a fork does both.
   std::chrono::milliseconds checkpoint_timeout{150000};
   std::chrono::milliseconds health_timeout{1000};   // Health() until the runner answers
+  // Called (on the reading thread: it must not block) when a runner host
+  // says it is draining, with the sessions it asks this gateway to move
+  // (remote/runner_fleet.h moves them).
+  std::function<void(const std::vector<std::string>& sessions)> on_draining;
   std::chrono::milliseconds restart_backoff_min{100};
   std::chrono::milliseconds restart_backoff_max{5000};
   size_t max_frame_bytes = kDefaultMaxFrameBytes;
@@ -117,7 +121,17 @@ class RunnerClient : public RunnerBackend {
   Status PauseSession(const std::string& id) override;
   Status ResumeSession(const std::string& id) override;
   Status ForkSession(const std::string& id, const runtimes::SessionSpec& copy) override;
+  // Moving a session ("session_export", "session_import" frames, answered
+  // like "session_open"; image bytes base64 in the frames); bounded by
+  // checkpoint_timeout each.
+  StatusOr<runtimes::SessionImageChunk> ExportSession(const std::string& id, uint64_t offset) override;
+  Status ImportSession(const runtimes::SessionSpec& spec, uint64_t offset, const std::string& data,
+                       bool last) override;
 
+  // Tells a draining runner host that this gateway moved what it could of
+  // the sessions its "draining" listed (it stops waiting for this gateway).
+  // Fire and forget.
+  void SayDrained();
   // The current runner's pid, or -1 when none is up (or it is remote). For
   // status and tests.
   pid_t runner_pid() const;

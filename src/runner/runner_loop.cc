@@ -14,6 +14,7 @@
 #include <mutex>
 #include <vector>
 
+#include "base/encoding.h"
 #include "runner/worker_pool.h"
 
 namespace airlock::runner {
@@ -54,7 +55,8 @@ class RunnerLoop {
   void RunSideTask(std::function<void()> body);
   // A session_* frame's operation on the executor (session_open,
   // session_close, session_pause, session_resume, session_fork).
-  Status SessionOp(const Json& message);
+  // A session_* frame; a session_export's chunk goes into `reply`.
+  Status SessionOp(const Json& message, Json* reply);
 
   // Forwards one code-mode run's bridge frames to the server.
   class RelayHandler : public runtimes::BridgeHandler {
@@ -216,11 +218,14 @@ void RunnerLoop::Dispatch(const Json& message) {
       Send({{"type", "languages"}, {"id", id}, {"languages", std::move(list)}});
     });
   } else if (type == "session_open" || type == "session_close" || type == "session_pause" ||
-             type == "session_resume" || type == "session_fork") {
+             type == "session_resume" || type == "session_fork" || type == "session_export" ||
+             type == "session_import") {
     RunSideTask([this, id, message] {
-      Status st = SessionOp(message);
-      Json reply = {{"type", "session"}, {"id", id}, {"ok", st.ok()}};
+      Json reply = {{"type", "session"}, {"id", id}};
+      Status st = SessionOp(message, &reply);
+      reply["ok"] = st.ok();
       if (!st.ok()) {
+        reply.erase("chunk");
         reply["code"] = StatusCodeName(st.code());
         reply["message"] = st.message();
       }
@@ -255,7 +260,7 @@ void RunnerLoop::Dispatch(const Json& message) {
   }
 }
 
-Status RunnerLoop::SessionOp(const Json& message) {
+Status RunnerLoop::SessionOp(const Json& message, Json* reply) {
   const std::string type = message.value("type", std::string());
   const auto spec = [&]() -> StatusOr<runtimes::SessionSpec> {
     return runtimes::SessionSpecFromJson(message.contains("session") ? message["session"] : Json());
@@ -264,12 +269,40 @@ Status RunnerLoop::SessionOp(const Json& message) {
     AIRLOCK_ASSIGN_OR_RETURN(runtimes::SessionSpec s, spec());
     return executor_.OpenSession(s);
   }
+  if (type == "session_import") {
+    AIRLOCK_ASSIGN_OR_RETURN(runtimes::SessionSpec s, spec());
+    auto offset = message.find("offset");
+    auto data = message.find("data");
+    auto last = message.find("last");
+    std::string bytes;
+    if (offset == message.end() || !offset->is_number_unsigned() || data == message.end() || !data->is_string() ||
+        last == message.end() || !last->is_boolean() || !Base64Decode(data->get<std::string>(), &bytes)) {
+      return InvalidArgument("session_import needs an offset, base64 data and last");
+    }
+    return executor_.ImportSession(s, offset->get<uint64_t>(), bytes, last->get<bool>());
+  }
   auto sid = message.find("session_id");
   if (sid == message.end() || !sid->is_string()) return InvalidArgument("session_id must be a string");
   const std::string session_id = sid->get<std::string>();
   if (type == "session_close") return executor_.CloseSession(session_id);
   if (type == "session_pause") return executor_.PauseSession(session_id);
   if (type == "session_resume") return executor_.ResumeSession(session_id);
+  if (type == "session_export") {
+    auto offset = message.find("offset");
+    if (offset == message.end() || !offset->is_number_unsigned()) {
+      return InvalidArgument("offset must be a non-negative integer");
+    }
+    AIRLOCK_ASSIGN_OR_RETURN(runtimes::SessionImageChunk chunk,
+                             executor_.ExportSession(session_id, offset->get<uint64_t>()));
+    Json out = {{"data", Base64Encode(chunk.data)}, {"size", chunk.size}};
+    if (!chunk.spec_json.empty()) {
+      Json spec = Json::parse(chunk.spec_json, nullptr, /*allow_exceptions=*/false);
+      if (spec.is_discarded()) return Internal("the session's spec could not be read back");
+      out["session"] = std::move(spec);
+    }
+    (*reply)["chunk"] = std::move(out);
+    return OkStatus();
+  }
   AIRLOCK_ASSIGN_OR_RETURN(runtimes::SessionSpec copy, spec());  // session_fork
   return executor_.ForkSession(session_id, copy);
 }

@@ -20,6 +20,9 @@
 //     {"type":"session_pause","id":N,"session_id":"s_..."}   (checkpoints)
 //     {"type":"session_resume","id":N,"session_id":"s_..."}
 //     {"type":"session_fork","id":N,"session_id":"s_...","session":{SessionSpec of the copy}}
+//     {"type":"session_export","id":N,"session_id":"s_...","offset":O}   (moving a session:
+//                                       CodeExecutor::ExportSession)
+//     {"type":"session_import","id":N,"session":{SessionSpec},"offset":O,"data":"<base64>","last":B}
 //   runner -> server
 //     {"type":"hello","pid":P,"version":"0.1.0"}        (first frame, once)
 //     {"type":"fatal","message":"..."}  (instead of hello: this host cannot run
@@ -37,7 +40,9 @@
 //                                       as SCM_RIGHTS; the server reads and
 //                                       answers its frames, none are relayed)
 //     {"type":"session","id":N,"ok":true|false,"code"?:"NOT_FOUND","message"?:"..."}
-//                                       (the answer to every session_* frame)
+//                                       (the answer to every session_* frame; a
+//                                       session_export's carries "chunk":
+//                                       {"session"?:{SessionSpec},"data":"<base64>","size":S})
 // A "run" whose request has a session_id runs a cell in that session.
 // A code-mode run (request.code_mode) relays its program's bridge frames
 // (runtimes/bridge.h) to the server verbatim, as strings, and writes each

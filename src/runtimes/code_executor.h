@@ -7,6 +7,9 @@
 #ifndef AIRLOCK_RUNTIMES_CODE_EXECUTOR_H_
 #define AIRLOCK_RUNTIMES_CODE_EXECUTOR_H_
 
+#include <cstdint>
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "base/cancel.h"
@@ -84,6 +87,35 @@ class CodeExecutor {
   virtual Status ForkSession(const std::string& id, const SessionSpec& copy) {
     return FailedPrecondition("this executor cannot fork sessions");
   }
+
+  // Moving a paused session to another executor (a runner host that drains
+  // hands its sessions to the others: docs/sessions.md, "When a runner host
+  // drains"). ExportSession reads session `id`'s image from `offset` on, at
+  // most SessionImageChunk::kMaxBytes at a time; the first read (offset 0)
+  // pauses a live session first and marks it moving: from then on its
+  // cells, checkpoints and forks here are refused with E_SESSION_BUSY
+  // ("moving to another runner host") until CloseSession (the move
+  // succeeded) or ResumeSession (it failed: the session goes on here).
+  // Errors as PauseSession's, plus InvalidArgument for an offset past the end.
+  virtual StatusOr<SessionImageChunk> ExportSession(const std::string& id, uint64_t offset) {
+    return FailedPrecondition("E_SESSION_NOT_PAUSABLE: this executor cannot move sessions");
+  }
+  // Takes a moved session: `data` is the image's bytes at `offset` (chunks
+  // in order, from 0); `last` ends it, and the session is then a paused
+  // session here under spec.id, restored by its next cell. A chunk out of
+  // order, an image larger than a session's may be, a spec whose language
+  // cannot be restored here, or a spec.id in use are refused (and the
+  // partial image deleted); ResourceExhausted as OpenSession's.
+  virtual Status ImportSession(const SessionSpec& spec, uint64_t offset, const std::string& data, bool last) {
+    return FailedPrecondition("E_SESSION_NOT_PAUSABLE: this executor cannot take moved sessions");
+  }
+  // A session that moved from runner host `from` to runner host `to`
+  // (remote/runner_fleet.h, when a host drains); the handler records it
+  // (sessions::SessionRegistry rewrites the book row, so every gateway
+  // follows). Set once, before sessions are used; executors that never move
+  // sessions ignore it.
+  using SessionMovedFn = std::function<void(const std::string& id, const std::string& from, const std::string& to)>;
+  virtual void SetSessionMovedHandler(SessionMovedFn handler) {}
 
   // Where session `id` lives, for a session book other gateways share
   // (sessions/session_book.h): the runner host's address, or "" for a

@@ -8,17 +8,22 @@
 
 #include <algorithm>
 #include <array>
-#include <set>
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <set>
+#include <string_view>
+#include <utility>
 
 #include "jail/init/files.h"
 #include "runtimes/bridge_relay.h"
 #include "runtimes/result_mapping.h"
+#include "wasm/session_image.h"
 
 namespace airlock::runtimes {
 namespace {
@@ -637,11 +642,7 @@ Status LocalExecutor::OpenSession(const SessionSpec& spec) {
   }
   {
     std::lock_guard<std::mutex> lock(sessions_mu_);
-    if (sessions_.count(spec.id)) return InvalidArgument("a session with this id exists already");
-    if (sessions_.size() >= limits_.max_sessions) {
-      return ResourceExhausted("this runner holds its maximum of " + std::to_string(limits_.max_sessions) +
-                               " sessions");
-    }
+    AIRLOCK_RETURN_IF_ERROR(RoomForLocked(spec.id));
   }
   jail::JailConfig config;
   jail::ExecRequest start;
@@ -658,7 +659,16 @@ Status LocalExecutor::OpenSession(const SessionSpec& spec) {
     reaper_.Retire((*session)->TakeJail());
     return InvalidArgument("a session with this id exists already");
   }
-  AddSessionLocked(spec.id, std::move(session).value());
+  AddSessionLocked(spec, std::move(session).value());
+  return OkStatus();
+}
+
+Status LocalExecutor::RoomForLocked(const std::string& id, size_t staged) const {
+  if (sessions_.count(id)) return InvalidArgument("a session with this id exists already");
+  if (sessions_.size() + staged >= limits_.max_sessions) {
+    return ResourceExhausted("this runner holds its maximum of " + std::to_string(limits_.max_sessions) +
+                             " sessions");
+  }
   return OkStatus();
 }
 
@@ -705,11 +715,16 @@ nlohmann::json LocalExecutor::Health() {
 }
 
 Status LocalExecutor::CloseSession(const std::string& id) {
+  bool staged = false;  // an import of it in progress ends too
+  {
+    std::lock_guard<std::mutex> lock(imports_mu_);
+    staged = imports_.erase(id) > 0;
+  }
   std::shared_ptr<SandboxSession> session;
   {
     std::lock_guard<std::mutex> lock(sessions_mu_);
     auto it = sessions_.find(id);
-    if (it == sessions_.end()) return NotFound("no such session");
+    if (it == sessions_.end()) return staged ? OkStatus() : NotFound("no such session");
     session = std::move(it->second.session);
     sessions_.erase(it);
   }
@@ -727,12 +742,18 @@ size_t LocalExecutor::session_count() {
 
 RunResult LocalExecutor::RunInSession(const RunRequest& request, const ProgressFn& progress, CancelToken& cancel,
                                        BridgeHandler* bridge) {
-  std::shared_ptr<SandboxSession> session = BeginSessionUse(request.session_id);
+  bool moving = false;
+  std::shared_ptr<SandboxSession> session = BeginSessionUse(request.session_id, &moving);
   if (!session) {
     return InternalErrorResult(request.language, "E_SESSION_NOT_FOUND", "no session with this id is open");
   }
   SessionUse use(*this, request.session_id);
   const LanguageSpec& spec = session->spec();
+  if (moving) {
+    return InternalErrorResult(spec.name, "E_SESSION_BUSY",
+                               "the session is moving to another runner host (this one is draining); call it "
+                               "again in a moment");
+  }
   if (!request.args.empty() || request.memory_mb != 0) {
     return InternalErrorResult(spec.name, "invalid_request", "args and memory_mb are not allowed in a session call");
   }
@@ -815,7 +836,7 @@ LocalExecutor::~LocalExecutor() {
   }
 }
 
-std::shared_ptr<SandboxSession> LocalExecutor::BeginSessionUse(const std::string& id) {
+std::shared_ptr<SandboxSession> LocalExecutor::BeginSessionUse(const std::string& id, bool* moving) {
   std::unique_lock<std::mutex> lock(sessions_mu_);
   auto it = sessions_.find(id);
   if (it == sessions_.end()) return nullptr;
@@ -828,6 +849,7 @@ std::shared_ptr<SandboxSession> LocalExecutor::BeginSessionUse(const std::string
   ++it->second.calls_in_flight;
   it->second.last_used = Clock::now();
   it->second.orphan_until.reset();  // a gateway knows it: its book keeps its lifetime
+  if (moving != nullptr) *moving = it->second.moving;
   return session;
 }
 
@@ -935,26 +957,22 @@ size_t LocalExecutor::AdoptPausedSessions() {
       drop("its image is gone");
       continue;
     }
-    const LanguageSpec* lang = Find(spec->language, false, spec->isolation);
-    if (lang != nullptr && !spec->packages.empty()) {
-      StatusOr<const LanguageSpec*> with = WithPackages(lang, spec->packages);
-      lang = with.ok() ? *with : nullptr;
-    }
-    if (lang == nullptr || !lang->session_checkpoints || spec->code_mode) {
-      drop(spec->language + " (" + spec->isolation + ") sessions cannot be restored here");
+    StatusOr<const LanguageSpec*> lang = RestorableLanguage(*spec);
+    if (!lang.ok()) {
+      drop(lang.status().message());
       continue;
     }
     jail::JailConfig config;
     jail::ExecRequest start;
-    SessionStartFor(*lang, *spec, &config, &start);
-    std::unique_ptr<SandboxSession> session = SandboxSession::Adopt(*host_, *lang, config, start, dir, image);
+    SessionStartFor(**lang, *spec, &config, &start);
+    std::unique_ptr<SandboxSession> session = SandboxSession::Adopt(*host_, **lang, config, start, dir, image);
     session->set_manifest(ToJson(*spec).dump());
     std::lock_guard<std::mutex> lock(sessions_mu_);
     if (sessions_.count(spec->id) || sessions_.size() >= limits_.max_sessions) {
       session->KeepImage();  // not ours to delete: the id is taken, or no room now
       continue;
     }
-    AddSessionLocked(spec->id, std::move(session));
+    AddSessionLocked(*spec, std::move(session));
     sessions_[spec->id].orphan_until = Clock::now() + std::chrono::seconds(paused_at + ttl - now);
     StartPauserLocked();
     ++adopted;
@@ -962,9 +980,22 @@ size_t LocalExecutor::AdoptPausedSessions() {
   return adopted;
 }
 
-void LocalExecutor::AddSessionLocked(const std::string& id, std::unique_ptr<SandboxSession> session) {
+StatusOr<const LanguageSpec*> LocalExecutor::RestorableLanguage(const SessionSpec& spec) {
+  const LanguageSpec* lang = spec.code_mode ? nullptr : Find(spec.language, false, spec.isolation);
+  if (lang != nullptr && !spec.packages.empty()) {
+    StatusOr<const LanguageSpec*> with = WithPackages(lang, spec.packages);
+    lang = with.ok() ? *with : nullptr;
+  }
+  if (lang == nullptr || !lang->session_checkpoints) {
+    return FailedPrecondition("E_SESSION_NOT_PAUSABLE: " + spec.language + " (" + spec.isolation +
+                              ") sessions cannot be restored here");
+  }
+  return lang;
+}
+
+void LocalExecutor::AddSessionLocked(const SessionSpec& spec, std::unique_ptr<SandboxSession> session) {
   const bool pausable = session->pausable();
-  sessions_.emplace(id, SessionEntry{.session = std::move(session), .last_used = Clock::now()});
+  sessions_.emplace(spec.id, SessionEntry{.session = std::move(session), .last_used = Clock::now(), .spec = spec});
   if (pausable && limits_.pause_after_s > 0) StartPauserLocked();
 }
 
@@ -983,6 +1014,7 @@ void LocalExecutor::PauseIdleSessions() {
     std::optional<Clock::time_point> next;
     std::vector<std::string> orphans;
     for (const auto& [id, e] : sessions_) {
+      if (e.moving) continue;  // paused, and on its way to another host
       if (e.orphan_until && e.calls_in_flight == 0) {
         if (*e.orphan_until <= now) {
           orphans.push_back(id);
@@ -1042,22 +1074,36 @@ Status LocalExecutor::ResumeSession(const std::string& id) {
   std::shared_ptr<SandboxSession> session = BeginSessionUse(id);
   if (!session) return NotFound("no such session");
   SessionUse use(*this, id);  // the idle clock starts again when it ends
+  {
+    // A move that failed: the session goes on here.
+    std::lock_guard<std::mutex> lock(sessions_mu_);
+    if (auto it = sessions_.find(id); it != sessions_.end() && it->second.session == session) {
+      it->second.moving = false;
+    }
+  }
   return session_maker_.Run([&] { return session->Resume(); });
 }
 
 Status LocalExecutor::ForkSession(const std::string& id, const SessionSpec& copy) {
+  const Status moving_refusal = FailedPrecondition("E_SESSION_BUSY: the session is moving to another runner host");
+  // The copy's spec: its source's (language, limits, packages) under the
+  // copy's id and lifetime.
+  SessionSpec spec;
   {
     std::lock_guard<std::mutex> lock(sessions_mu_);
-    if (!sessions_.count(id)) return NotFound("no such session");
-    if (sessions_.count(copy.id)) return InvalidArgument("a session with this id exists already");
-    if (sessions_.size() >= limits_.max_sessions) {
-      return ResourceExhausted("this runner holds its maximum of " + std::to_string(limits_.max_sessions) +
-                               " sessions");
-    }
+    auto it = sessions_.find(id);
+    if (it == sessions_.end()) return NotFound("no such session");
+    if (it->second.moving) return moving_refusal;
+    AIRLOCK_RETURN_IF_ERROR(RoomForLocked(copy.id));
+    spec = it->second.spec;
   }
-  std::shared_ptr<SandboxSession> source = BeginSessionUse(id);
+  spec.id = copy.id;
+  spec.max_lifetime_s = copy.max_lifetime_s;
+  bool moving = false;
+  std::shared_ptr<SandboxSession> source = BeginSessionUse(id, &moving);
   if (!source) return NotFound("no such session");
   SessionUse use(*this, id);
+  if (moving) return moving_refusal;
   StatusOr<std::unique_ptr<SandboxSession>> fork = session_maker_.Run([&] { return source->Fork(); });
   if (!fork.ok()) return fork.status();
   std::lock_guard<std::mutex> lock(sessions_mu_);
@@ -1065,15 +1111,286 @@ Status LocalExecutor::ForkSession(const std::string& id, const SessionSpec& copy
     reaper_.Retire((*fork)->TakeJail());
     return InvalidArgument("a session with this id exists already");
   }
-  if (!limits_.session_image_dir.empty() && (*fork)->pausable()) {
-    // The source's spec (its packages are the copy's too) under the new id.
-    nlohmann::json spec = nlohmann::json::parse(source->manifest(), nullptr, false);
-    if (!spec.is_object()) spec = ToJson(copy);
-    spec["id"] = copy.id;
-    spec["max_lifetime_s"] = copy.max_lifetime_s;
-    (*fork)->set_manifest(spec.dump());
+  if (!limits_.session_image_dir.empty() && (*fork)->pausable()) (*fork)->set_manifest(ToJson(spec).dump());
+  AddSessionLocked(spec, std::move(fork).value());
+  return OkStatus();
+}
+
+// Moving sessions between runner hosts: ExportSession, ImportSession.
+
+namespace {
+
+// Where `jail_path` (a path airlock-js is given in the jail) is on this
+// host: under the bind that shows it there (the longest match); nullopt
+// outside every bind.
+std::optional<std::string> HostPathOf(const std::string& jail_path, const jail::JailConfig& config) {
+  const jail::BindMount* best = nullptr;
+  size_t best_len = 0;
+  for (const jail::BindMount& b : config.binds) {
+    const std::string& at = b.target.empty() ? b.path : b.target;
+    const bool under = jail_path == at || (jail_path.size() > at.size() && jail_path.compare(0, at.size(), at) == 0 &&
+                                           jail_path[at.size()] == '/');
+    if (under && at.size() >= best_len) {
+      best = &b;
+      best_len = at.size();
+    }
   }
-  AddSessionLocked(copy.id, std::move(fork).value());
+  if (best == nullptr) return std::nullopt;
+  return best->path + jail_path.substr(best_len);
+}
+
+// The key the session engine started by `start` (airlock-js
+// --wasi-session, its argv expanded) makes its images under
+// (wasm::SessionImageKey), computed outside its jail: the module, the
+// --wasm-max-mb cap and the --tar archives, each found through `config`'s
+// binds. nullopt when it cannot tell (another argv, a file outside every
+// bind): the image is then taken unchecked, and its restore checks it.
+std::optional<std::string> ExpectedImageKey(const jail::ExecRequest& start, const jail::JailConfig& config) {
+  const std::vector<std::string>& argv = start.argv;
+  if (argv.size() < 3 || argv[0] != kJailAirlockJsPath || argv[1] != "--wasi-session") return std::nullopt;
+  auto file = [&](const std::string& jail_path) -> std::optional<wasm::SessionImageKeyFile> {
+    std::optional<std::string> host = HostPathOf(jail_path, config);
+    if (!host) return std::nullopt;
+    return wasm::SessionImageKeyFile{.path = jail_path, .stat_path = *host};
+  };
+  std::optional<wasm::SessionImageKeyFile> module = file(argv[2]);
+  std::optional<uint64_t> cap_mb;
+  std::vector<std::pair<wasm::SessionImageKeyFile, std::string>> tars;
+  // The engine's flags (engine/js/wasi_runner.cc): two take no value.
+  for (size_t i = 3; i < argv.size() && argv[i] != "--"; ++i) {
+    if (argv[i] == "--wasm-baseline" || argv[i] == "--restore") continue;
+    if (i + 1 >= argv.size()) return std::nullopt;
+    const std::string& flag = argv[i];
+    const std::string& value = argv[++i];
+    if (flag == "--wasm-max-mb") {
+      char* end = nullptr;
+      cap_mb = std::strtoull(value.c_str(), &end, 10);
+      if (value.empty() || *end != '\0') return std::nullopt;
+    } else if (flag == "--tar") {
+      const size_t eq = value.find('=');
+      std::optional<wasm::SessionImageKeyFile> tar = eq == std::string::npos ? std::nullopt : file(value.substr(0, eq));
+      if (!tar) return std::nullopt;
+      tars.emplace_back(std::move(*tar), value.substr(eq + 1));
+    }
+  }
+  if (!module || !cap_mb) return std::nullopt;
+  return wasm::SessionImageKey(*module, *cap_mb, tars);
+}
+
+// Refuses an image (the staged file `fd`, `size` bytes) not made under `key`.
+Status CheckImageKey(int fd, uint64_t size, const std::string& key) {
+  std::string head(std::min<uint64_t>(size, 64u << 10), '\0');
+  size_t got = 0;
+  while (got < head.size()) {
+    const ssize_t n = ::pread(fd, head.data() + got, head.size() - got, static_cast<off_t>(got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return ErrnoError("reading the staged session image");
+    got += static_cast<size_t>(n);
+  }
+  StatusOr<std::string> made_under = wasm::SessionImageKeyOf(head);
+  if (!made_under.ok()) return InvalidArgument("the session's image is damaged: " + made_under.status().message());
+  if (*made_under != key) {
+    return FailedPrecondition("E_SESSION_LOST: the image was made by another build of the interpreter");
+  }
+  return OkStatus();
+}
+
+// Up to SessionImageChunk::kMaxBytes of the image at `path` from `offset`
+// (a fresh open: the session's own descriptor, if any, is not shared), and
+// its size.
+Status ReadImageChunk(const std::string& path, uint64_t offset, SessionImageChunk* chunk) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+  if (!fd) {
+    return FailedPrecondition("E_SESSION_BUSY: the session's image is gone (it was resumed or closed here): " +
+                              std::string(std::strerror(errno)));
+  }
+  struct stat st{};
+  if (::fstat(fd.get(), &st) != 0) return ErrnoError("stat " + path);
+  chunk->size = static_cast<uint64_t>(st.st_size);
+  if (offset > chunk->size) {
+    return InvalidArgument("offset " + std::to_string(offset) + " is past the end of the session's image (" +
+                           std::to_string(chunk->size) + " bytes)");
+  }
+  chunk->data.resize(std::min<uint64_t>(SessionImageChunk::kMaxBytes, chunk->size - offset));
+  size_t got = 0;
+  while (got < chunk->data.size()) {
+    const ssize_t n = ::pread(fd.get(), chunk->data.data() + got, chunk->data.size() - got,
+                              static_cast<off_t>(offset + got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ErrnoError("reading " + path);
+    if (n == 0) break;
+    got += static_cast<size_t>(n);
+  }
+  chunk->data.resize(got);
+  return OkStatus();
+}
+
+// Writes all of `data` to `fd` at its offset.
+Status WriteAllTo(int fd, const std::string& data) {
+  size_t done = 0;
+  while (done < data.size()) {
+    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return ErrnoError("writing the staged session image");
+    done += static_cast<size_t>(n);
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+StatusOr<std::shared_ptr<SandboxSession>> LocalExecutor::StartMove(const std::string& id, std::string* spec_json) {
+  std::shared_ptr<SandboxSession> session = BeginSessionUse(id);
+  if (!session) return NotFound("no such session");
+  SessionUse use(*this, id);
+  if (!session->pausable()) {
+    Status refusal = session->Pause();  // E_SESSION_NOT_PAUSABLE, as PauseSession says it
+    return refusal.ok() ? FailedPrecondition("E_SESSION_NOT_PAUSABLE: the session cannot be paused") : refusal;
+  }
+  auto set_moving = [&](bool moving) {
+    std::lock_guard<std::mutex> lock(sessions_mu_);
+    auto it = sessions_.find(id);
+    if (it == sessions_.end() || it->second.session != session) return NotFound("no such session");
+    // A call, pause, resume or fork of it in flight besides this use.
+    if (moving && it->second.calls_in_flight > 1) {
+      return FailedPrecondition("E_SESSION_BUSY: a call of this session is running");
+    }
+    it->second.moving = moving;
+    if (moving) *spec_json = ToJson(it->second.spec).dump();
+    return OkStatus();
+  };
+  // Marked first: from now on cells are refused, so the pause holds.
+  AIRLOCK_RETURN_IF_ERROR(set_moving(true));
+  if (Status st = session->Pause(); !st.ok()) {
+    (void)set_moving(false);
+    return st;
+  }
+  return session;
+}
+
+StatusOr<SessionImageChunk> LocalExecutor::ExportSession(const std::string& id, uint64_t offset) {
+  SessionImageChunk chunk;
+  std::shared_ptr<SandboxSession> session;
+  if (offset == 0) {
+    AIRLOCK_ASSIGN_OR_RETURN(session, StartMove(id, &chunk.spec_json));
+  } else {
+    std::lock_guard<std::mutex> lock(sessions_mu_);
+    auto it = sessions_.find(id);
+    if (it == sessions_.end()) return NotFound("no such session");
+    if (!it->second.moving) {
+      return FailedPrecondition("the session is not moving (resumed here, or never exported from offset 0)");
+    }
+    session = it->second.session;
+  }
+  const std::string path = session->image_path();
+  if (path.empty()) return FailedPrecondition("E_SESSION_BUSY: the session is no longer paused here");
+  AIRLOCK_RETURN_IF_ERROR(ReadImageChunk(path, offset, &chunk));
+  return chunk;
+}
+
+LocalExecutor::ImportStaging::ImportStaging(ImportStaging&& other) noexcept
+    : spec(std::move(other.spec)),
+      lang(other.lang),
+      dir(std::move(other.dir)),
+      path(std::exchange(other.path, std::string())),
+      fd(std::move(other.fd)),
+      written(other.written),
+      last_chunk(other.last_chunk) {}
+
+LocalExecutor::ImportStaging::~ImportStaging() {
+  if (!path.empty()) ::unlink(path.c_str());
+}
+
+StatusOr<LocalExecutor::ImportStaging> LocalExecutor::StartImport(const SessionSpec& spec) {
+  AIRLOCK_ASSIGN_OR_RETURN(const LanguageSpec* lang, RestorableLanguage(spec));
+  if (spec.memory_mb > limits_.max_memory_mb) {
+    return InvalidArgument("memory_mb " + std::to_string(spec.memory_mb) + " exceeds the maximum of " +
+                           std::to_string(limits_.max_memory_mb));
+  }
+  ImportStaging staging;
+  staging.dir = ImageDirFor(*lang);
+  if (staging.dir.empty()) {
+    return FailedPrecondition("E_SESSION_NOT_PAUSABLE: sessions cannot be paused here (this runner has no usable "
+                              "image directory)");
+  }
+  {
+    std::lock_guard<std::mutex> lock(imports_mu_);
+    const Clock::time_point now = Clock::now();
+    std::erase_if(imports_, [&](const auto& kv) {
+      return kv.first == spec.id || now - kv.second.last_chunk > kImportStaleAfter;
+    });
+    std::lock_guard<std::mutex> sessions_lock(sessions_mu_);
+    AIRLOCK_RETURN_IF_ERROR(RoomForLocked(spec.id, imports_.size()));
+  }
+  AIRLOCK_ASSIGN_OR_RETURN(std::string image, SandboxSession::NewImagePath(staging.dir));
+  // Not "*.json": AdoptPausedSessions never takes it for a session.
+  const std::string path = image + ".part";
+  staging.fd.Reset(::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
+  if (!staging.fd) return FailedPrecondition("cannot stage the session's image: " + std::string(std::strerror(errno)));
+  staging.path = path;
+  staging.spec = spec;
+  staging.lang = lang;
+  staging.last_chunk = Clock::now();
+  return staging;
+}
+
+StatusOr<LocalExecutor::ImportStaging> LocalExecutor::TakeImport(const std::string& id) {
+  std::lock_guard<std::mutex> lock(imports_mu_);
+  auto it = imports_.find(id);
+  if (it == imports_.end()) {
+    return InvalidArgument("no import of this session is in progress here (its first chunk is at offset 0)");
+  }
+  ImportStaging staging(std::move(it->second));
+  imports_.erase(it);
+  return staging;
+}
+
+Status LocalExecutor::ImportSession(const SessionSpec& spec, uint64_t offset, const std::string& data, bool last) {
+  AIRLOCK_ASSIGN_OR_RETURN(ImportStaging staging, offset == 0 ? StartImport(spec) : TakeImport(spec.id));
+  // Every refusal from here on drops the staging (its destructor).
+  if (offset != staging.written) {
+    return InvalidArgument("chunk at offset " + std::to_string(offset) + " out of order: " +
+                           std::to_string(staging.written) + " bytes were staged; the import is dropped");
+  }
+  if (data.size() > limits_.workdir_bytes - staging.written) {
+    return InvalidArgument("the session's image is larger than a session's may be (" +
+                           std::to_string(limits_.workdir_bytes) + " bytes); the import is dropped");
+  }
+  AIRLOCK_RETURN_IF_ERROR(WriteAllTo(staging.fd.get(), data));
+  staging.written += data.size();
+  if (last) return FinishImport(std::move(staging));
+  staging.last_chunk = Clock::now();
+  std::lock_guard<std::mutex> lock(imports_mu_);
+  if (imports_.count(spec.id)) return InvalidArgument("the import was started again; this one is dropped");
+  imports_.emplace(spec.id, std::move(staging));
+  return OkStatus();
+}
+
+Status LocalExecutor::FinishImport(ImportStaging staging) {
+  if (staging.written == 0) return InvalidArgument("the session's image is empty");
+  jail::JailConfig config;
+  jail::ExecRequest start;
+  SessionStartFor(*staging.lang, staging.spec, &config, &start);
+  if (std::optional<std::string> key = ExpectedImageKey(start, config)) {
+    AIRLOCK_RETURN_IF_ERROR(CheckImageKey(staging.fd.get(), staging.written, *key));
+  }
+  // Named as Pause names images ("<random>.image").
+  const std::string image = staging.path.substr(0, staging.path.size() - std::string_view(".part").size());
+  if (::rename(staging.path.c_str(), image.c_str()) != 0) return ErrnoError("renaming the staged session image");
+  staging.path.clear();  // the session owns the image now: its destructor removes it
+  std::unique_ptr<SandboxSession> session =
+      SandboxSession::Adopt(*host_, *staging.lang, config, start, staging.dir, image);
+  if (!limits_.session_image_dir.empty()) {
+    // A runner restarted before the session's next call adopts it.
+    session->set_manifest(ToJson(staging.spec).dump());
+    if (Status st = session->WriteManifest(); !st.ok()) {
+      std::fprintf(stderr, "airlock runner: warning: an imported session will not outlive this runner: %s\n",
+                   st.message().c_str());
+    }
+  }
+  std::lock_guard<std::mutex> lock(sessions_mu_);
+  AIRLOCK_RETURN_IF_ERROR(RoomForLocked(staging.spec.id));
+  AddSessionLocked(staging.spec, std::move(session));
   return OkStatus();
 }
 

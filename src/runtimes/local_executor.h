@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "base/private_dir.h"
+#include "base/unique_fd.h"
 #include "jail/host.h"
 #include "runtimes/build_cache.h"
 #include "runtimes/code_executor.h"
@@ -83,7 +84,8 @@ class LocalExecutor : public CodeExecutor {
   // run's at the session's memory limit, with the language's session
   // interpreter running; at most max_sessions at once (ResourceExhausted).
   Status OpenSession(const SessionSpec& spec) override;
-  // A paused session has no jail: closing it deletes its image.
+  // A paused session has no jail: closing it deletes its image. An import
+  // of `id` in progress (ImportSession) is dropped too (OK).
   Status CloseSession(const std::string& id) override;
   // Checkpoints (code_executor.h) with SandboxSession::Pause/Resume/Fork.
   // Images go to a private directory (0700, under $TMPDIR or /tmp) made
@@ -95,6 +97,42 @@ class LocalExecutor : public CodeExecutor {
   Status PauseSession(const std::string& id) override;
   Status ResumeSession(const std::string& id) override;
   Status ForkSession(const std::string& id, const SessionSpec& copy) override;
+
+  // Moving a paused session to another runner host (code_executor.h).
+  //
+  // ExportSession at offset 0 pauses the session (through the same use
+  // discipline as PauseSession: it waits for an idle pause of it, and is
+  // refused with E_SESSION_BUSY while a call of it runs) and marks it
+  // moving; the chunk carries the session's SessionSpec (as it was opened,
+  // forked, adopted or imported here). Later offsets read on, from the
+  // image file, while the session stays moving and paused; an offset past
+  // the image's end is InvalidArgument (Status has no OutOfRange). While
+  // moving: cells get E_SESSION_BUSY ("moving to another runner host"),
+  // PauseSession is a no-op, ForkSession is refused, the idle pauser leaves
+  // it alone; ResumeSession ends the move (it failed: the session goes on
+  // here), CloseSession ends the session and deletes its image (the move
+  // succeeded). A runner stopping over a persistent image directory keeps
+  // a moving session's image like any paused one's.
+  StatusOr<SessionImageChunk> ExportSession(const std::string& id, uint64_t offset) override;
+  // ImportSession stages the image in a private file beside the images
+  // ("<random>.image.part" in the image directory, 0600) and, with `last`,
+  // makes it a paused session under spec.id: its next cell restores it in
+  // a new jail. Offset 0 starts a staging (checking the language can be
+  // restored here, the id is free and there is room, stagings counted; one
+  // of the same id staged before is replaced, and stagings no chunk
+  // continued for kImportStaleAfter are dropped); every later chunk must
+  // continue it exactly (only its spec.id is looked at: the first chunk's
+  // spec is the session's). An image larger than a session may write
+  // (limits.workdir_bytes, its RLIMIT_FSIZE) is refused. `last` checks the
+  // image was made by this runner's build of the interpreter (its header's
+  // key, wasm::SessionImageKey: module, standard library, memory cap, each
+  // file by size and mtime; else FailedPrecondition E_SESSION_LOST), and,
+  // over a persistent image directory, writes its manifest (a runner
+  // restarted before its next call adopts it). Every refusal drops the
+  // staging.
+  Status ImportSession(const SessionSpec& spec, uint64_t offset, const std::string& data, bool last) override;
+  // An import no chunk has continued for this long is dropped.
+  static constexpr std::chrono::seconds kImportStaleAfter{60};
   // {"pool": JailPool::Stats or null, "sessions": open sessions (paused
   // included), "paused_sessions": paused ones}.
   nlohmann::json Health() override;
@@ -202,12 +240,19 @@ class LocalExecutor : public CodeExecutor {
     // when no gateway has asked for it (its book, and so its lifetime, went
     // with a gateway that stopped).
     std::optional<Clock::time_point> orphan_until;
+    // As the gateway opened it (or forked, adopted, imported): what an
+    // export hands to the next runner host.
+    SessionSpec spec;
+    // Exported (ExportSession) and not yet closed or resumed.
+    bool moving = false;
   };
   // The session `id` (null if none) with one more use of it in flight
   // (calls_in_flight: the idle pauser leaves it alone), once an idle pause
   // of it in progress has ended. Every non-null return is ended by
-  // EndSessionUse (SessionUse), which restarts its idle clock.
-  std::shared_ptr<SandboxSession> BeginSessionUse(const std::string& id);
+  // EndSessionUse (SessionUse), which restarts its idle clock. `moving`,
+  // when given, is set to whether the session is moving (seen with the use
+  // begun, so an export that starts later finds this use in flight).
+  std::shared_ptr<SandboxSession> BeginSessionUse(const std::string& id, bool* moving = nullptr);
   void EndSessionUse(const std::string& id);
   class SessionUse {
    public:
@@ -228,9 +273,45 @@ class LocalExecutor : public CodeExecutor {
   // checkpointed (or the directory cannot be made; its sessions then
   // refuse to pause). Makes the directory the first time.
   std::string ImageDirFor(const LanguageSpec& spec);
-  // Adds `session` under `id` (sessions_mu_ held) and starts the idle
+  // Adds `session` under spec.id (sessions_mu_ held) and starts the idle
   // pauser when it can be paused.
-  void AddSessionLocked(const std::string& id, std::unique_ptr<SandboxSession> session);
+  void AddSessionLocked(const SessionSpec& spec, std::unique_ptr<SandboxSession> session);
+  // Why a new session `id` cannot be added now (sessions_mu_ held): the id
+  // is taken (InvalidArgument) or the runner is full (ResourceExhausted);
+  // `staged` more are on their way (imports).
+  Status RoomForLocked(const std::string& id, size_t staged = 0) const;
+  // The language a session of `spec` restored here runs, or
+  // FailedPrecondition E_SESSION_NOT_PAUSABLE when it cannot be restored
+  // here (AdoptPausedSessions, ImportSession).
+  StatusOr<const LanguageSpec*> RestorableLanguage(const SessionSpec& spec);
+
+  // An import in progress (ImportSession): its staging file, removed with it
+  // unless renamed to the image it becomes.
+  struct ImportStaging {
+    ImportStaging() = default;
+    ImportStaging(ImportStaging&& other) noexcept;  // `other` keeps no file
+    ImportStaging& operator=(ImportStaging&&) = delete;
+    ~ImportStaging();
+    SessionSpec spec;
+    const LanguageSpec* lang = nullptr;
+    std::string dir;   // the image directory
+    std::string path;  // "<dir>/<random>.image.part"
+    UniqueFd fd;
+    uint64_t written = 0;
+    Clock::time_point last_chunk;
+  };
+  // Offset 0: a new staging of spec.id, once it may be (RestorableLanguage,
+  // RoomForLocked); stale ones, and one of the same id, are dropped first.
+  StatusOr<ImportStaging> StartImport(const SessionSpec& spec);
+  // A later chunk: the staging of `id`, taken out of imports_ while the
+  // chunk is written (ImportSession puts it back unless it was the last).
+  StatusOr<ImportStaging> TakeImport(const std::string& id);
+  // ExportSession at offset 0: session `id` paused and marked moving, its
+  // spec (ToJson) in `spec_json`; refused as PauseSession, or
+  // E_SESSION_BUSY while another use of it is in flight.
+  StatusOr<std::shared_ptr<SandboxSession>> StartMove(const std::string& id, std::string* spec_json);
+  // `last`: the staged image as a paused session under its spec's id.
+  Status FinishImport(ImportStaging staging);
   // The idle pauser's loop: pauses each pausable live session idle for
   // limits_.pause_after_s, and closes adopted sessions no one used by their
   // orphan_until, sleeping until the next one is due.
@@ -256,6 +337,10 @@ class LocalExecutor : public CodeExecutor {
   std::mutex image_dir_mu_;
   std::unique_ptr<PrivateDir> image_dir_;
   bool image_dir_failed_ = false;  // told once; pausable sessions then refuse
+  // Imports in progress by session id; their files go with them (before
+  // the image directory). A chunk being written is taken out meanwhile.
+  std::mutex imports_mu_;
+  std::map<std::string, ImportStaging> imports_;
   // Open sessions by id; destroyed (their jails killed) before the reaper.
   std::mutex sessions_mu_;  // guards sessions_ and the pauser's fields below
   std::map<std::string, SessionEntry> sessions_;

@@ -146,6 +146,15 @@ struct SessionSpec {
 nlohmann::json ToJson(const SessionSpec& s);
 StatusOr<SessionSpec> SessionSpecFromJson(const nlohmann::json& j);
 
+// One piece of a paused session's image on its way to another runner host
+// (CodeExecutor::ExportSession/ImportSession).
+struct SessionImageChunk {
+  static constexpr size_t kMaxBytes = size_t{4} << 20;  // per chunk: well under a frame
+  std::string spec_json;  // the session's SessionSpec (ToJson); in the first chunk only
+  std::string data;       // the image's bytes from the asked offset on
+  uint64_t size = 0;      // the whole image's size
+};
+
 struct RunResult {
   RunStatus status = RunStatus::kInternalError;
   std::string message;  // human explanation of a non-ok status

@@ -30,12 +30,6 @@ std::vector<std::string> RestoreArgv(std::vector<std::string> argv) {
   return argv;
 }
 
-// A new image file's path in `dir` (a name of its own, random).
-StatusOr<std::string> NewImagePath(const std::string& dir) {
-  AIRLOCK_ASSIGN_OR_RETURN(std::string name, RandomHex(16));
-  return dir + "/" + name + ".image";
-}
-
 // A checkpoint turn (SnapshotTurnMessage or RestoreTurnMessage's
 // `message`): the image's descriptor `fd` lent with it, its own limits.
 jail::TurnRequest CommandTurn(std::string message, const std::string& nonce, int fd) {
@@ -102,6 +96,40 @@ std::string SandboxSession::ManifestPathFor(const std::string& image_path) {
     return image_path.substr(0, image_path.size() - ext.size()) + ".json";
   }
   return image_path + ".json";
+}
+
+StatusOr<std::string> SandboxSession::NewImagePath(const std::string& dir) {
+  AIRLOCK_ASSIGN_OR_RETURN(std::string name, RandomHex(16));
+  return dir + "/" + name + ".image";
+}
+
+std::string SandboxSession::image_path() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return paused_ ? image_path_ : std::string();
+}
+
+bool SandboxSession::WriteManifestLocked(const std::string& path) {
+  const std::string spec_json = manifest();
+  if (spec_json.empty()) return true;
+  const std::string name = path.substr(path.rfind('/') + 1);
+  const std::string manifest = "{\"session\": " + spec_json + ", \"image\": \"" + name +
+                               "\", \"paused_at\": " + std::to_string(::time(nullptr)) + "}\n";
+  const std::string mpath = ManifestPathFor(path);
+  UniqueFd m(::open(mpath.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
+  if (!m || ::write(m.get(), manifest.data(), manifest.size()) != static_cast<ssize_t>(manifest.size())) {
+    if (m) ::unlink(mpath.c_str());
+    return false;
+  }
+  return true;
+}
+
+Status SandboxSession::WriteManifest() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!paused_ || image_path_.empty()) return FailedPrecondition("the session is not paused");
+  if (!WriteManifestLocked(image_path_)) {
+    return FailedPrecondition("cannot write the manifest of " + image_path_ + ": " + std::strerror(errno));
+  }
+  return OkStatus();
 }
 
 StatusOr<std::unique_ptr<SandboxSession>> SandboxSession::Open(jail::JailHost& host, const LanguageSpec& spec,
@@ -219,18 +247,9 @@ Status SandboxSession::Pause() {
   if (paused_) return OkStatus();
   AIRLOCK_ASSIGN_OR_RETURN(std::string path, NewImagePath(image_dir_));
   AIRLOCK_RETURN_IF_ERROR(SnapshotLocked(path));
-  if (const std::string spec_json = manifest(); !spec_json.empty()) {
-    // Beside the image, for a runner that starts over this directory; the
-    // session is paused whether or not it could be written.
-    const std::string name = path.substr(path.rfind('/') + 1);
-    const std::string manifest = "{\"session\": " + spec_json + ", \"image\": \"" + name +
-                                 "\", \"paused_at\": " + std::to_string(::time(nullptr)) + "}\n";
-    const std::string mpath = ManifestPathFor(path);
-    UniqueFd m(::open(mpath.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
-    if (!m || ::write(m.get(), manifest.data(), manifest.size()) != static_cast<ssize_t>(manifest.size())) {
-      ::unlink(mpath.c_str());
-    }
-  }
+  // Beside the image, for a runner that starts over this directory; the
+  // session is paused whether or not it could be written.
+  (void)WriteManifestLocked(path);
   image_path_ = path;
   paused_ = true;
   // Nothing of the jail is kept: no process, memory, cgroup or mount.

@@ -117,6 +117,17 @@ class SandboxSession {
   void KeepImage();
   // The manifest path of an image path ("x.image" -> "x.json").
   static std::string ManifestPathFor(const std::string& image_path);
+  // Writes a paused session's manifest (set_manifest) beside its image now,
+  // as Pause does for the images it writes: for an image that came from
+  // elsewhere (LocalExecutor::ImportSession). OK and nothing written when
+  // no manifest is set; FailedPrecondition when live or not written.
+  Status WriteManifest();
+  // A new image file's path in `dir` ("<random>.image", as Pause names its
+  // images; nothing is created).
+  static StatusOr<std::string> NewImagePath(const std::string& dir);
+  // A paused session's image file; "" when live (or lost). Waits for a call
+  // in progress.
+  std::string image_path();
 
   bool pausable() const { return spec_.session_checkpoints && !image_dir_.empty(); }
   bool paused() const { return paused_; }
@@ -154,6 +165,9 @@ class SandboxSession {
   Status RestoreLocked(const std::string& path);
   // With mu_ held: Resume's work.
   Status ResumeLocked();
+  // With mu_ held: the manifest of the image at `path` beside it, unless
+  // none is set; false when it could not be written (nothing is left).
+  bool WriteManifestLocked(const std::string& path);
   // Why Pause, Resume or Fork (`checkpoint`: Pause and Fork) must refuse
   // now, given their try-lock of mu_; OK when they may go on.
   Status Refusal(bool checkpoint, const std::unique_lock<std::mutex>& lock) const;

@@ -86,6 +86,15 @@ std::optional<SessionInfo> MemorySessionBook::NoteLost(const std::string& id, co
   return it->second;
 }
 
+std::optional<SessionInfo> MemorySessionBook::Rehome(const std::string& id, const std::string& from,
+                                                     const std::string& to) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = rows_.find(id);
+  if (it == rows_.end() || it->second.runner_host != from) return std::nullopt;
+  it->second.runner_host = to;
+  return it->second;
+}
+
 StatusOr<SessionInfo> MemorySessionBook::Remove(const std::string& owner, const std::string& id, int64_t now_ms) {
   std::lock_guard<std::mutex> lock(mu_);
   if (Usable(owner, id, now_ms) == nullptr) return NotFound("no such session");

@@ -25,6 +25,7 @@ class MemorySessionBook : public SessionBook {
   StatusOr<SessionInfo> BeginCall(const std::string& owner, const std::string& id, int64_t now_ms) override;
   void EndCall(const std::string& id, int64_t now_ms) override;
   std::optional<SessionInfo> NoteLost(const std::string& id, const std::string& reason) override;
+  std::optional<SessionInfo> Rehome(const std::string& id, const std::string& from, const std::string& to) override;
   StatusOr<SessionInfo> Remove(const std::string& owner, const std::string& id, int64_t now_ms) override;
   std::vector<SessionInfo> List(const std::string& owner, int64_t now_ms) override;
   size_t Count() override;

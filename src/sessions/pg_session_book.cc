@@ -157,6 +157,18 @@ std::optional<SessionInfo> PgSessionBook::NoteLost(const std::string& id, const 
   return out.ok() ? *out : std::nullopt;
 }
 
+std::optional<SessionInfo> PgSessionBook::Rehome(const std::string& id, const std::string& from,
+                                                 const std::string& to) {
+  if (state::HasNul(id) || state::HasNul(from) || state::HasNul(to)) return std::nullopt;
+  StatusOr<std::optional<SessionInfo>> out =
+      ChangeOneRow(*db_,
+                   std::string("UPDATE code_sessions SET runner_host = $3 WHERE id = $1 AND runner_host = $2 "
+                               "RETURNING ") +
+                       kColumns,
+                   id, from, to);
+  return out.ok() ? *out : std::nullopt;
+}
+
 StatusOr<SessionInfo> PgSessionBook::Remove(const std::string& owner, const std::string& id, int64_t now_ms) {
   if (state::HasNul(owner) || state::HasNul(id)) return NotFound("no such session");
   AIRLOCK_ASSIGN_OR_RETURN(

@@ -87,6 +87,12 @@ class SessionBook {
   // the row if this call recorded it (so the loss is audited once).
   virtual std::optional<SessionInfo> NoteLost(const std::string& id, const std::string& reason) = 0;
 
+  // The session moved from runner host `from` to `to` (a draining host
+  // handed it over): its row names `to` from now on, if it still named
+  // `from` (a compare-and-set: of two gateways recording one move, or a
+  // move racing a close, one wins). The row if it changed.
+  virtual std::optional<SessionInfo> Rehome(const std::string& id, const std::string& from, const std::string& to) = 0;
+
   // Removes the row (close_session): NotFound as for BeginCall.
   virtual StatusOr<SessionInfo> Remove(const std::string& owner, const std::string& id, int64_t now_ms) = 0;
   // The owner's usable rows, by id.

@@ -98,10 +98,18 @@ SessionRegistry::SessionRegistry(runtimes::CodeExecutor& executor, const config:
       max_total_(max_total),
       audit_(audit),
       book_(book ? std::move(book) : std::make_shared<MemorySessionBook>()) {
+  executor_.SetSessionMovedHandler([this](const std::string& id, const std::string& from, const std::string& to) {
+    // The executor moved it off a draining runner host: every gateway of
+    // the book follows (its next call routes by the row, AdoptSession).
+    if (std::optional<SessionInfo> s = book_->Rehome(id, from, to)) {
+      Audit("session_move", *s, "", {{"from", from}});
+    }
+  });
   reaper_ = std::thread([this] { Reaper(); });
 }
 
 SessionRegistry::~SessionRegistry() {
+  executor_.SetSessionMovedHandler(nullptr);  // returns once a move being recorded is done
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;

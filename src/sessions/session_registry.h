@@ -23,7 +23,10 @@
 // book; a shared book's sessions outlive it (other gateways serve them).
 // Before a session's cell or close goes to the executor, the registry tells
 // it the session's runner host (CodeExecutor::AdoptSession), so a gateway
-// reaches sessions another gateway opened.
+// reaches sessions another gateway opened. When the executor moves a
+// session off a draining runner host (CodeExecutor::SetSessionMovedHandler,
+// which the registry sets for its lifetime) the row is rewritten to name the
+// new host (SessionBook::Rehome; audited as "session_move").
 // Thread-safe.
 #ifndef AIRLOCK_SESSIONS_SESSION_REGISTRY_H_
 #define AIRLOCK_SESSIONS_SESSION_REGISTRY_H_

@@ -1,6 +1,7 @@
 #include "wasm/session_image.h"
 
 #include <errno.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -78,7 +79,32 @@ bool AllZero(const uint8_t* p, size_t n) {
   return true;
 }
 
+// A file's identity in an image key: its name, size and modification time.
+std::string FileIdentity(const SessionImageKeyFile& f) {
+  struct stat st{};
+  if (::stat((f.stat_path.empty() ? f.path : f.stat_path).c_str(), &st) != 0) return f.path + ":missing";
+  return f.path + ":" + std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "." +
+         std::to_string(st.st_mtim.tv_nsec);
+}
+
 }  // namespace
+
+std::string SessionImageKey(const SessionImageKeyFile& module, uint64_t cap_mb,
+                            const std::vector<std::pair<SessionImageKeyFile, std::string>>& tars) {
+  std::string key = "module=" + FileIdentity(module) + " cap_mb=" + std::to_string(cap_mb);
+  for (const auto& [tar, guest_dir] : tars) key += " tar=" + FileIdentity(tar) + "@" + guest_dir;
+  return key;
+}
+
+StatusOr<std::string> SessionImageKeyOf(std::string_view head) {
+  if (head.size() < kMagic.size() || head.substr(0, kMagic.size()) != kMagic) {
+    return InvalidArgument("not a session image");
+  }
+  head.remove_prefix(kMagic.size());
+  uint64_t n = 0;
+  if (!GetU64(head, &n) || n > head.size()) return InvalidArgument("the session image's header is cut short");
+  return std::string(head.substr(0, n));
+}
 
 void ImageWriter::U64(uint64_t v) { PutU64(out_, v); }
 

@@ -48,6 +48,28 @@ struct SessionImage {
   std::string_view wasi_state;
 };
 
+// A file an image key names: `path` as the engine is given it (a path in
+// its jail), identified by the size and modification time of the file at
+// `stat_path` (the same file where this process sees it; "": `path`).
+struct SessionImageKeyFile {
+  std::string path;
+  std::string stat_path;
+};
+
+// The key an engine makes its images under (SessionImageParts::key): its
+// module, its memory cap in MiB, and each tar with the guest dir it is
+// loaded at. Another build of any of them gives another key. The engine
+// computes it from its flags; a runner outside the jail computes the same
+// from the session's argv and binds (LocalExecutor::ImportSession).
+std::string SessionImageKey(const SessionImageKeyFile& module, uint64_t cap_mb,
+                            const std::vector<std::pair<SessionImageKeyFile, std::string>>& tars);
+
+// The key an image was made under, read from its first bytes (`head`: at
+// least the header and the key; the whole image is never needed).
+// InvalidArgument when `head` does not start a session image or ends
+// before its key does.
+StatusOr<std::string> SessionImageKeyOf(std::string_view head);
+
 // Writes the image to `fd` (from its current offset).
 Status WriteSessionImage(int fd, const SessionImageParts& parts);
 

@@ -339,6 +339,32 @@ TEST_F(PgSessionBookTest, ASessionOnAHostThisGatewayLacksIsLostNamingTheHost) {
   EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "session_lost"), 1);
 }
 
+TEST_F(PgSessionBookTest, RehomeIsACompareAndSetEveryGatewaySees) {
+  std::shared_ptr<SessionBook> a = Book("gw-a");
+  std::shared_ptr<SessionBook> b = Book("gw-b");
+  ASSERT_TRUE(a && b);
+  SessionInfo row;
+  row.id = "s_00000000000000000000000000000001";
+  row.owner = "api_key:alice";
+  row.language = "python";
+  row.isolation = "wasm";
+  row.idle_timeout_s = 60;
+  const int64_t now = audit::NowMs();
+  row.created_at_ms = row.last_used_ms = now;
+  row.ends_at_ms = now + 600'000;
+  row.expires_at_ms = now + 60'000;
+  ASSERT_TRUE(a->Reserve(row, 2, 8).ok());
+  ASSERT_TRUE(a->Activate(row.id, "10.0.0.1:7700", now, 600).ok());
+  std::optional<SessionInfo> moved = a->Rehome(row.id, "10.0.0.1:7700", "10.0.0.2:7700");
+  ASSERT_TRUE(moved.has_value());
+  EXPECT_EQ(moved->runner_host, "10.0.0.2:7700");
+  EXPECT_FALSE(b->Rehome(row.id, "10.0.0.1:7700", "10.0.0.3:7700").has_value()) << "a stale move won";
+  EXPECT_FALSE(b->Rehome("s_unknown", "10.0.0.1:7700", "10.0.0.3:7700").has_value());
+  StatusOr<SessionInfo> use = b->BeginCall("api_key:alice", row.id, now + 1000);
+  ASSERT_TRUE(use.ok()) << use.status().ToString();
+  EXPECT_EQ(use->runner_host, "10.0.0.2:7700");
+}
+
 TEST_F(PgSessionBookTest, AGatewayThatStopsLeavesItsSessionsToTheOthers) {
   GatewayExecutor exec_b(host_, {kHost});
   SessionRegistry b(exec_b, config_, 8, audit_.get(), Book("gw-b"));

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <future>
 #include <set>
 #include <thread>
@@ -69,6 +70,7 @@ class EchoExecutor : public runtimes::CodeExecutor {
   Status OpenSession(const runtimes::SessionSpec& spec) override {
     std::lock_guard<std::mutex> lock(mu);
     sessions.insert(spec.id);
+    specs[spec.id] = runtimes::ToJson(spec).dump();
     if (spec.code_mode) code_mode_sessions.insert(spec.id);
     return OkStatus();
   }
@@ -107,6 +109,7 @@ class EchoExecutor : public runtimes::CodeExecutor {
     std::lock_guard<std::mutex> lock(mu);
     AIRLOCK_RETURN_IF_ERROR(PausableLocked(id));
     paused.erase(id);
+    moving.erase(id);
     return OkStatus();
   }
   Status ForkSession(const std::string& id, const runtimes::SessionSpec& copy) override {
@@ -120,10 +123,49 @@ class EchoExecutor : public runtimes::CodeExecutor {
     if (id.rfind("s_np", 0) == 0) return FailedPrecondition("E_SESSION_NOT_PAUSABLE: not this one");
     return OkStatus();
   }
+  // Moves: a session's "image" is ImageOf(id), 9 MiB (three chunks); a
+  // session whose id starts "s_refuse" is refused by every importer.
+  static std::string ImageOf(const std::string& id) {
+    std::string image(9u << 20, 'i');
+    image.replace(0, id.size(), id);
+    image.replace(image.size() - id.size(), id.size(), id);
+    return image;
+  }
+  StatusOr<runtimes::SessionImageChunk> ExportSession(const std::string& id, uint64_t offset) override {
+    std::lock_guard<std::mutex> lock(mu);
+    AIRLOCK_RETURN_IF_ERROR(PausableLocked(id));
+    paused.insert(id);
+    moving.insert(id);
+    const std::string image = ImageOf(id);
+    if (offset > image.size()) return InvalidArgument("past the end");
+    runtimes::SessionImageChunk c;
+    if (offset == 0) c.spec_json = specs[id];
+    c.data = image.substr(offset, runtimes::SessionImageChunk::kMaxBytes);
+    c.size = image.size();
+    return c;
+  }
+  Status ImportSession(const runtimes::SessionSpec& spec, uint64_t offset, const std::string& data,
+                       bool last) override {
+    std::lock_guard<std::mutex> lock(mu);
+    if (spec.id.rfind("s_refuse", 0) == 0) return FailedPrecondition("E_SESSION_NOT_PAUSABLE: not here");
+    if (offset == 0) imports[spec.id].clear();
+    std::string& got = imports[spec.id];
+    if (offset != got.size()) return InvalidArgument("out of order");
+    got += data;
+    if (last) {
+      if (got != ImageOf(spec.id)) return InvalidArgument("a damaged image");
+      sessions.insert(spec.id);
+      paused.insert(spec.id);
+      specs[spec.id] = runtimes::ToJson(spec).dump();
+      imported.insert(spec.id);
+    }
+    return OkStatus();
+  }
 
   std::atomic<int> started{0}, cancelled{0};
   std::mutex mu;
-  std::set<std::string> sessions, code_mode_sessions, paused;
+  std::set<std::string> sessions, code_mode_sessions, paused, moving, imported;
+  std::map<std::string, std::string> specs, imports;
 };
 
 // Two CAs, with a server and a client certificate from each.
@@ -229,6 +271,14 @@ TEST(FrameCodecTest, EveryGatewayFrameRoundTrips) {
        {"id", 11},
        {"session_id", "s_1"},
        {"session", {{"id", "s_2"}, {"language", "python"}, {"isolation", "wasm"}}}},
+      {{"type", "session_export"}, {"id", 12}, {"session_id", "s_1"}, {"offset", 4194304}},
+      {{"type", "session_import"},
+       {"id", 13},
+       {"session", {{"id", "s_1"}, {"language", "python"}}},
+       {"offset", 0},
+       {"data", "AAEC/w=="},  // bytes 00 01 02 ff: raw in the message
+       {"last", true}},
+      {{"type", "drained"}, {"id", 0}},
   };
   for (const json& f : frames) {
     StatusOr<v1::GatewayMessage> m = GatewayMessageFromFrame(f);
@@ -251,6 +301,12 @@ TEST(FrameCodecTest, EveryRunnerFrameRoundTrips) {
       {{"type", "bridge_error"}, {"id", 5}, {"message", "bad frame"}},
       {{"type", "session"}, {"id", 6}, {"ok", true}},
       {{"type", "session"}, {"id", 7}, {"ok", false}, {"code", "NOT_FOUND"}, {"message", "no such session"}},
+      {{"type", "session"},
+       {"id", 8},
+       {"ok", true},
+       {"chunk", {{"session", {{"id", "s_1"}, {"language", "python"}}}, {"data", "AAEC/w=="}, {"size", 9}}}},
+      {{"type", "session"}, {"id", 9}, {"ok", true}, {"chunk", {{"data", ""}, {"size", 9}}}},
+      {{"type", "draining"}, {"id", 0}, {"sessions", json::array({"s_1", "s_2"})}},
   };
   for (const json& f : frames) {
     StatusOr<v1::RunnerMessage> m = RunnerMessageFromFrame(f);
@@ -263,6 +319,14 @@ TEST(FrameCodecTest, EveryRunnerFrameRoundTrips) {
 
 TEST(FrameCodecTest, RefusesWhatItDoesNotKnow) {
   EXPECT_FALSE(GatewayMessageFromFrame({{"type", "exec"}, {"id", 1}}).ok());
+  EXPECT_FALSE(GatewayMessageFromFrame({{"type", "session_import"},
+                                        {"id", 1},
+                                        {"session", {{"id", "s_1"}}},
+                                        {"offset", 0},
+                                        {"data", "not base64!"},
+                                        {"last", true}})
+                   .ok());
+  EXPECT_FALSE(GatewayMessageFromFrame({{"type", "session_export"}, {"id", 1}, {"session_id", "s_1"}, {"offset", -1}}).ok());
   EXPECT_FALSE(GatewayMessageFromFrame({{"type", "run"}, {"id", 1}, {"request", "not an object"}}).ok());
   EXPECT_FALSE(GatewayMessageFromFrame({{"type", "cancel"}}).ok());  // no id
   EXPECT_FALSE(RunnerMessageFromFrame({{"type", "result"}, {"id", 1}}).ok());
@@ -669,6 +733,77 @@ TEST_F(RemoteRunnerTest, ARunnerHostClosesASharedSessionPastItsLifetimeWhenNoGat
   EXPECT_TRUE(closed) << "a shared session outlived its lifetime on the runner host";
   std::lock_guard<std::mutex> lock(executor.mu);
   EXPECT_EQ(executor.sessions.count("s_long"), 1u);
+}
+
+// Draining: a runner host that stops hands its sessions to the fleet's other
+// hosts, image and all; calls then go there and the book is told.
+TEST_F(RemoteRunnerTest, ADrainingHostsSessionsMoveToAnotherHostAndTheirCallsFollow) {
+  Host a(SharedPki().Files("ca1", "ca1-server"));
+  Host b(SharedPki().Files("ca1", "ca1-server"));
+  RunnerFleet fleet(FleetFor({a.address, b.address}));
+  ASSERT_TRUE(fleet.Start().ok());
+  std::mutex moves_mu;
+  std::vector<std::string> moves;
+  fleet.SetSessionMovedHandler([&](const std::string& id, const std::string& from, const std::string& to) {
+    std::lock_guard<std::mutex> lock(moves_mu);
+    moves.push_back(id + " " + from + " " + to);
+  });
+  // Open until each kind is on host a (placement spreads them).
+  auto open_on_a = [&](const std::string& id, bool shared) {
+    for (int i = 0; i < 8; ++i) {
+      const std::string sid = id + std::to_string(i);
+      EXPECT_TRUE(fleet.OpenSession({.id = sid, .language = "python", .shared = shared, .max_lifetime_s = 600}).ok());
+      if (fleet.SessionHost(sid) == a.address) return sid;
+    }
+    ADD_FAILURE() << "no " << id << " session landed on host a";
+    return std::string();
+  };
+  const std::string own = open_on_a("s_own", false);
+  const std::string shared = open_on_a("s_shared", true);
+  const std::string native = open_on_a("s_np", false);
+  const std::string refused = open_on_a("s_refuse", false);
+
+  const size_t left = a.server->DrainSessions(20s);
+  EXPECT_EQ(left, 2u) << "the unpausable and the refused session stay; the others moved";
+  for (const std::string& id : {own, shared}) {
+    EXPECT_EQ(fleet.SessionHost(id), b.address) << id;
+    CancelToken none;
+    RunRequest cell = Req("c");
+    cell.session_id = id;
+    RunResult r = fleet.Run(cell, nullptr, none);
+    EXPECT_EQ(r.stdout_text, id + ":c") << r.error_code << " " << r.message;
+    EXPECT_EQ(r.runner_host, b.address);
+  }
+  {
+    std::lock_guard<std::mutex> lock(a.executor.mu);
+    EXPECT_EQ(a.executor.sessions, (std::set<std::string>{native, refused})) << "a moved session stayed on a";
+    EXPECT_EQ(a.executor.moving.count(refused), 0u) << "a refused move did not give the session back";
+  }
+  {
+    std::lock_guard<std::mutex> lock(b.executor.mu);
+    EXPECT_EQ(b.executor.imported, (std::set<std::string>{own, shared}));
+  }
+  {
+    std::lock_guard<std::mutex> lock(moves_mu);
+    EXPECT_EQ(moves.size(), 2u);
+    for (const std::string& m : moves) EXPECT_NE(m.find(a.address + " " + b.address), std::string::npos) << m;
+  }
+  EXPECT_EQ(fleet.SessionHost(native), a.address) << "a session that cannot move stays where it is";
+  // A stale book row (read before the move) does not send calls back.
+  EXPECT_TRUE(fleet.AdoptSession(shared, a.address).ok());
+  EXPECT_EQ(fleet.SessionHost(shared), b.address);
+  // The draining host takes nothing new.
+  CancelToken none;
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(fleet.Run(Req("r"), nullptr, none).runner_host, b.address);
+  ASSERT_TRUE(fleet.OpenSession({.id = "s_new", .language = "python"}).ok());
+  EXPECT_EQ(fleet.SessionHost("s_new"), b.address);
+  bool draining = false;
+  const json health = fleet.Health();
+  for (const auto& h : health["hosts"]) {
+    if (h["address"] == a.address) draining = h["draining"].get<bool>();
+  }
+  EXPECT_TRUE(draining);
+  fleet.Stop();
 }
 
 TEST_F(RemoteRunnerTest, FleetWithNoHostRefusesAndNeverRunsLocally) {

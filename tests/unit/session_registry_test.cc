@@ -75,8 +75,26 @@ class FakeSessions : public runtimes::CodeExecutor {
     forks.emplace_back(id, copy);
     return OkStatus();
   }
+  // Hosts (a fleet's): every session opens on host_of_new; the registry's
+  // AdoptSession calls are recorded.
+  std::string SessionHost(const std::string& id) override {
+    std::lock_guard<std::mutex> lock(mu);
+    return open.count(id) ? host_of_new : "";
+  }
+  Status AdoptSession(const std::string& id, const std::string& host) override {
+    std::lock_guard<std::mutex> lock(mu);
+    adopted.emplace_back(id, host);
+    return OkStatus();
+  }
+  void SetSessionMovedHandler(SessionMovedFn handler) override {
+    std::lock_guard<std::mutex> lock(mu);
+    moved = std::move(handler);
+  }
   std::mutex mu;
   std::set<std::string> open, paused;
+  std::string host_of_new;
+  std::vector<std::pair<std::string, std::string>> adopted;  // id, host
+  SessionMovedFn moved;
   runtimes::SessionSpec last_spec;
   Status pause_status, fork_status;  // what PauseSession / ForkSession answer when not OK
   int checkpoint_calls = 0;
@@ -368,6 +386,30 @@ TEST_F(SessionRegistryTest, BusyAndLostSessionsAreRefusedByName) {
   EXPECT_FALSE(Row(registry, "key:alice", b->id)->lost_reason.empty());
   const std::vector<std::string> kinds = EventKinds();
   EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "session_lost"), 2);
+}
+
+TEST_F(SessionRegistryTest, ASessionMovedOffADrainingHostIsRehomedOnceAndItsCallsGoThere) {
+  executor_.host_of_new = "10.0.0.1:7700";
+  SessionRegistry registry(executor_, config_, 100, audit_.get());
+  ASSERT_TRUE(executor_.moved) << "the registry did not ask to hear of moves";
+  StatusOr<SessionInfo> s = registry.Open("alice", {.language = "python"});
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->runner_host, "10.0.0.1:7700");
+  executor_.moved(s->id, "10.0.0.1:7700", "10.0.0.2:7700");
+  executor_.moved(s->id, "10.0.0.1:7700", "10.0.0.3:7700");  // stale: it is not there any more
+  executor_.moved("s_unknown", "10.0.0.1:7700", "10.0.0.2:7700");
+  StatusOr<SessionInfo> use = registry.BeginCall("alice", s->id);
+  ASSERT_TRUE(use.ok());
+  EXPECT_EQ(use->runner_host, "10.0.0.2:7700");
+  registry.EndCall(s->id, nullptr);
+  {
+    std::lock_guard<std::mutex> lock(executor_.mu);
+    ASSERT_FALSE(executor_.adopted.empty());
+    EXPECT_EQ(executor_.adopted.back(), std::make_pair(s->id, std::string("10.0.0.2:7700")))
+        << "the call was not routed to the session's new host";
+  }
+  const std::vector<std::string> kinds = EventKinds();
+  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "session_move"), 1);
 }
 
 TEST(SessionErrorCodeTest, NamesEachRefusal) {

@@ -316,5 +316,152 @@ TEST_F(WasmCheckpointRestartTest, ADirectoryOthersCanEnterIsRefused) {
   std::filesystem::remove_all(dir);
 }
 
+// Moving a paused session to another runner host (a host that drains hands
+// its sessions to the others): ExportSession reads the image in chunks,
+// ImportSession takes them on the other runner, and the state goes on
+// there. Two executors on one machine stand for the two hosts.
+class WasmCheckpointMoveTest : public WasmCheckpointRestartTest {
+ protected:
+  // The whole image of session `id` from `from`, chunk by chunk (the
+  // first also gives the spec).
+  static std::string ExportAll(LocalExecutor& from, const std::string& id, SessionSpec* spec) {
+    std::string image;
+    uint64_t size = 0;
+    do {
+      StatusOr<SessionImageChunk> chunk = from.ExportSession(id, image.size());
+      EXPECT_TRUE(chunk.ok()) << chunk.status().ToString();
+      if (!chunk.ok()) return "";
+      if (image.empty()) {
+        StatusOr<SessionSpec> parsed = SessionSpecFromJson(nlohmann::json::parse(chunk->spec_json, nullptr, false));
+        EXPECT_TRUE(parsed.ok()) << chunk->spec_json;
+        if (parsed.ok()) *spec = *parsed;
+      }
+      size = chunk->size;
+      if (chunk->data.empty()) break;
+      image += chunk->data;
+    } while (image.size() < size);
+    EXPECT_EQ(image.size(), size);
+    return image;
+  }
+  // `image` into `to` in pieces of `piece` bytes.
+  static Status ImportAll(LocalExecutor& to, const SessionSpec& spec, const std::string& image, size_t piece) {
+    for (size_t at = 0; at < image.size(); at += piece) {
+      const std::string data = image.substr(at, piece);
+      AIRLOCK_RETURN_IF_ERROR(to.ImportSession(spec, at, data, at + data.size() == image.size()));
+    }
+    return OkStatus();
+  }
+};
+
+TEST_F(WasmCheckpointMoveTest, APausedSessionMovesToAnotherRunnerWithItsState) {
+  char tmpl[] = "/tmp/airlock-images-test-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;  // the second runner's, persistent
+  constexpr uint64_t kMem = 223;
+  std::unique_ptr<LocalExecutor> a = Runner("");
+  std::unique_ptr<LocalExecutor> b = Runner(dir);
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  const std::string id = "s_moving";
+  ASSERT_TRUE(a->OpenSession({.id = id, .language = "python", .isolation = "wasm", .memory_mb = kMem,
+                              .cpu_budget_ms = 60'000})
+                  .ok());
+  EXPECT_EQ(Cell(*a, id, "x = 41\nopen('moved.txt', 'w').write('carried over')\nprint('ok')"), "ok\n");
+
+  SessionSpec spec;
+  const std::string image = ExportAll(*a, id, &spec);
+  ASSERT_FALSE(image.empty());
+  EXPECT_EQ(spec.id, id);
+  EXPECT_EQ(spec.memory_mb, kMem);
+  EXPECT_EQ(EnginesSettle(kMem, 0), 0u) << "the export paused it";
+  // A later chunk reads on from its offset; past the end is refused.
+  StatusOr<SessionImageChunk> mid = a->ExportSession(id, image.size() / 2);
+  ASSERT_TRUE(mid.ok()) << mid.status().ToString();
+  EXPECT_EQ(mid->data, image.substr(image.size() / 2, SessionImageChunk::kMaxBytes));
+  EXPECT_TRUE(mid->spec_json.empty());
+  EXPECT_EQ(a->ExportSession(id, image.size() + 1).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(a->ExportSession("s_nobody", 0).status().code(), StatusCode::kNotFound);
+
+  // While it moves, the first runner refuses its cells and forks.
+  RunResult busy = sessiontest::RunCell(*a, id, "print(x)", 20'000);
+  EXPECT_EQ(busy.error_code, "E_SESSION_BUSY");
+  EXPECT_NE(busy.message.find("moving to another runner host"), std::string::npos) << busy.message;
+  Status fork = a->ForkSession(id, {.id = id + "_f", .language = "python", .isolation = "wasm", .memory_mb = kMem});
+  EXPECT_EQ(fork.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(fork.message().find("E_SESSION_BUSY"), std::string::npos) << fork.ToString();
+  EXPECT_TRUE(a->PauseSession(id).ok()) << "paused already: nothing to do";
+
+  // Chunks out of order are refused, and the staging dropped.
+  SessionSpec other = spec;
+  other.id = "s_out_of_order";
+  ASSERT_TRUE(b->ImportSession(other, 0, image.substr(0, 1000), false).ok());
+  EXPECT_EQ(FilesIn(dir, ".part"), 1u) << "staged in the image directory";
+  EXPECT_EQ(b->ImportSession(other, 5000, image.substr(5000, 1000), false).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(b->ImportSession(other, 1000, image.substr(1000), true).code(), StatusCode::kInvalidArgument)
+      << "the staging is gone";
+  EXPECT_EQ(FilesIn(dir, ".part"), 0u);
+  // An image made under another memory cap is another build's: refused.
+  other.id = "s_other_cap";
+  other.memory_mb = kMem + 6;
+  Status other_cap = ImportAll(*b, other, image, image.size());
+  EXPECT_EQ(other_cap.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(other_cap.message().find("E_SESSION_LOST"), std::string::npos) << other_cap.ToString();
+  // An id in use is refused.
+  EXPECT_EQ(ImportAll(*a, spec, image, image.size()).code(), StatusCode::kInvalidArgument);
+
+  // The move itself, in pieces of its own size.
+  Status imported = ImportAll(*b, spec, image, image.size() / 3 + 1);
+  ASSERT_TRUE(imported.ok()) << imported.ToString();
+  EXPECT_EQ(ImportAll(*b, spec, image, image.size()).code(), StatusCode::kInvalidArgument) << "in use now";
+  EXPECT_EQ(FilesIn(dir, ".image"), 1u);
+  EXPECT_EQ(FilesIn(dir, ".json"), 1u) << "a manifest beside the imported image";
+  EXPECT_EQ(FilesIn(dir, ".part"), 0u);
+  EXPECT_EQ(EnginesSettle(kMem, 0), 0u) << "imported paused";
+  ASSERT_TRUE(a->CloseSession(id).ok());  // the move succeeded
+  EXPECT_EQ(Cell(*b, id, "print(x + 1, open('moved.txt').read())"), "42 carried over\n");
+  EXPECT_EQ(Engines(kMem), 1u);
+
+  // It survives the second runner's restart like any paused session.
+  b.reset();
+  EXPECT_EQ(EnginesSettle(kMem, 0), 0u);
+  std::unique_ptr<LocalExecutor> c = Runner(dir);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->AdoptPausedSessions(), 1u);
+  EXPECT_EQ(Cell(*c, id, "print(x)"), "41\n");
+  EXPECT_TRUE(c->CloseSession(id).ok());
+  c.reset();
+  EXPECT_EQ(FilesIn(dir, ".image"), 0u);
+  EXPECT_EQ(FilesIn(dir, ".json"), 0u);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_F(WasmCheckpointMoveTest, AFailedMoveLetsTheSessionGoOnWhereItWas) {
+  constexpr uint64_t kMem = 227;
+  std::unique_ptr<LocalExecutor> a = Runner("");
+  ASSERT_NE(a, nullptr);
+  const std::string id = "s_stays";
+  ASSERT_TRUE(a->OpenSession({.id = id, .language = "python", .isolation = "wasm", .memory_mb = kMem}).ok());
+  EXPECT_EQ(Cell(*a, id, "y = 7\nprint(y)"), "7\n");
+  StatusOr<SessionImageChunk> first = a->ExportSession(id, 0);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_GT(first->size, 0u);
+  EXPECT_NE(Cell(*a, id, "print(y)").find("E_SESSION_BUSY"), std::string::npos);
+  // The move failed: resuming ends it, and the session goes on here.
+  ASSERT_TRUE(a->ResumeSession(id).ok());
+  EXPECT_EQ(Cell(*a, id, "print(y * 6)"), "42\n");
+  EXPECT_EQ(a->ExportSession(id, 1).status().code(), StatusCode::kFailedPrecondition) << "no longer moving";
+  EXPECT_TRUE(a->CloseSession(id).ok());
+  EXPECT_EQ(EnginesSettle(kMem, 0), 0u);
+
+  // A native session cannot move.
+  const std::string native = sessiontest::OpenTestSession(*a, "move_native", "python", "native", 0);
+  StatusOr<SessionImageChunk> refused = a->ExportSession(native, 0);
+  EXPECT_EQ(refused.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(refused.status().message().find("E_SESSION_NOT_PAUSABLE"), std::string::npos)
+      << refused.status().ToString();
+  EXPECT_EQ(Cell(*a, native, "print(3)"), "3\n") << "and goes on";
+  EXPECT_TRUE(a->CloseSession(native).ok());
+}
+
 }  // namespace
 }  // namespace airlock::runtimes

@@ -29,6 +29,7 @@
 #include "engine/js/write_all.h"
 #include "wasm/code_cache_file.h"
 #include "wasm/module_limits.h"
+#include "wasm/session_image.h"
 #include "wasm/tar_index.h"
 #include "wasm/tar_reader.h"
 #include "wasm/vfs.h"
@@ -311,18 +312,12 @@ Status SyncWorkDirToHost(const wasm::NodePtr& src, const std::string& host) {
   return SaveWorkDir(src, host);
 }
 
-// A file's identity for an image key: size and modification time.
-std::string FileIdentity(const std::string& path) {
-  struct stat st{};
-  if (::stat(path.c_str(), &st) != 0) return path + ":missing";
-  return path + ":" + std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "." +
-         std::to_string(st.st_mtim.tv_nsec);
-}
-
+// The key this engine's session images are made under (the runner
+// computes the same when it takes an image from another host).
 std::string ImageKey(const WasiFlags& f) {
-  std::string key = "module=" + FileIdentity(f.module) + " cap_mb=" + std::to_string(f.wasm_max_mb);
-  for (const WasiFlags::Tar& t : f.tars) key += " tar=" + FileIdentity(t.archive) + "@" + t.guest_dir;
-  return key;
+  std::vector<std::pair<wasm::SessionImageKeyFile, std::string>> tars;
+  for (const WasiFlags::Tar& t : f.tars) tars.push_back({{.path = t.archive, .stat_path = ""}, t.guest_dir});
+  return wasm::SessionImageKey({.path = f.module, .stat_path = ""}, f.wasm_max_mb, tars);
 }
 
 uint64_t MonotonicNs() {
