@@ -20,6 +20,7 @@
 #include <string_view>
 #include <utility>
 
+#include "base/file_io.h"
 #include "jail/init/files.h"
 #include "runtimes/bridge_relay.h"
 #include "runtimes/result_mapping.h"
@@ -1180,13 +1181,9 @@ std::optional<std::string> ExpectedImageKey(const jail::ExecRequest& start, cons
 // Refuses an image (the staged file `fd`, `size` bytes) not made under `key`.
 Status CheckImageKey(int fd, uint64_t size, const std::string& key) {
   std::string head(std::min<uint64_t>(size, 64u << 10), '\0');
-  size_t got = 0;
-  while (got < head.size()) {
-    const ssize_t n = ::pread(fd, head.data() + got, head.size() - got, static_cast<off_t>(got));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return ErrnoError("reading the staged session image");
-    got += static_cast<size_t>(n);
-  }
+  StatusOr<size_t> got = PreadFull(fd, head.data(), head.size(), 0);
+  if (!got.ok()) return Status(got.status().code(), "reading the staged session image: " + got.status().message());
+  head.resize(*got);
   StatusOr<std::string> made_under = wasm::SessionImageKeyOf(head);
   if (!made_under.ok()) return InvalidArgument("the session's image is damaged: " + made_under.status().message());
   if (*made_under != key) {
@@ -1212,16 +1209,9 @@ Status ReadImageChunk(const std::string& path, uint64_t offset, SessionImageChun
                            std::to_string(chunk->size) + " bytes)");
   }
   chunk->data.resize(std::min<uint64_t>(SessionImageChunk::kMaxBytes, chunk->size - offset));
-  size_t got = 0;
-  while (got < chunk->data.size()) {
-    const ssize_t n = ::pread(fd.get(), chunk->data.data() + got, chunk->data.size() - got,
-                              static_cast<off_t>(offset + got));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return ErrnoError("reading " + path);
-    if (n == 0) break;
-    got += static_cast<size_t>(n);
-  }
-  chunk->data.resize(got);
+  StatusOr<size_t> got = PreadFull(fd.get(), chunk->data.data(), chunk->data.size(), offset);
+  if (!got.ok()) return Status(got.status().code(), "reading " + path + ": " + got.status().message());
+  chunk->data.resize(*got);
   return OkStatus();
 }
 

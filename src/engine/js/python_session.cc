@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "base/fd_passing.h"
+#include "base/file_io.h"
 #include "base/unique_fd.h"
 #include "engine/js/wasm_command.h"
 #include "engine/js/write_all.h"
@@ -103,13 +104,8 @@ StatusOr<std::string> ReadImage(int fd) {
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return FailedPrecondition("the image is not a file");
   if (static_cast<uint64_t>(st.st_size) > kMaxImage) return FailedPrecondition("the session image is too large");
   std::string bytes(static_cast<size_t>(st.st_size), '\0');
-  size_t off = 0;
-  while (off < bytes.size()) {
-    const ssize_t n = ::pread(fd, bytes.data() + off, bytes.size() - off, static_cast<off_t>(off));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return FailedPrecondition("reading the session image failed");
-    off += static_cast<size_t>(n);
-  }
+  StatusOr<size_t> got = PreadFull(fd, bytes.data(), bytes.size(), 0);
+  if (!got.ok() || *got != bytes.size()) return FailedPrecondition("reading the session image failed");
   return bytes;
 }
 
