@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <iterator>
 #include <set>
@@ -20,6 +21,9 @@ using runtimes::LanguageInfo;
 using Clock = std::chrono::steady_clock;
 
 void Log(const std::string& message) { std::fprintf(stderr, "airlock: runner fleet: %s\n", message.c_str()); }
+
+// Sessions moved at once off one draining host.
+constexpr size_t kConcurrentMoves = 4;
 
 bool Offers(const std::vector<LanguageInfo>& languages, const std::string& language, const std::string& tier) {
   for (const LanguageInfo& l : languages) {
@@ -514,20 +518,27 @@ void RunnerFleet::OnDraining(const std::string& address, const std::vector<std::
   // On the client's reading thread: the moves (round trips on that very
   // client) run on their own thread.
   movers_.emplace_back([this, from, sessions] {
-    size_t moved = 0;
-    for (const std::string& id : sessions) {
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        if (stopping_) break;
+    // A few moves at once: each is mostly waiting on two hosts in turn.
+    std::atomic<size_t> next{0}, moved{0};
+    auto work = [&] {
+      for (size_t i = next++; i < sessions.size(); i = next++) {
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          if (stopping_) return;
+        }
+        const std::string& id = sessions[i];
+        if (Status st = MoveSession(from, id); st.ok()) {
+          ++moved;
+        } else {
+          Log("session " + id + " stays on draining runner host " + from->address + ": " + st.message());
+        }
       }
-      Status st = MoveSession(from, id);
-      if (st.ok()) {
-        ++moved;
-      } else {
-        Log("session " + id + " stays on draining runner host " + from->address + ": " + st.message());
-      }
-    }
-    Log("moved " + std::to_string(moved) + " of " + std::to_string(sessions.size()) +
+    };
+    std::vector<std::thread> helpers;
+    for (size_t i = 1; i < std::min(kConcurrentMoves, sessions.size()); ++i) helpers.emplace_back(work);
+    work();
+    for (std::thread& t : helpers) t.join();
+    Log("moved " + std::to_string(moved.load()) + " of " + std::to_string(sessions.size()) +
         " session(s) off draining runner host " + from->address);
     from->client->SayDrained();
   });

@@ -22,9 +22,10 @@
 //
 // Draining: a runner host that gets SIGTERM tells its gateways so, each
 // with a list of its sessions to move (remote/runner_host_server.h). The
-// fleet then places nothing new there and, on a thread of its own, moves
-// each listed session: it exports the image in chunks (the first pauses the
-// session there and holds its calls), imports it on the host Pick chooses,
+// fleet then places nothing new there and, on threads of its own, moves
+// the listed sessions, four at a time: it exports each image in chunks (the
+// first pauses the session there and holds its calls), imports it on the
+// host Pick chooses,
 // records the new host (and tells the SessionMovedFn handler, so that the
 // book follows) and closes it on the old host. Calls of a session being
 // moved wait here until the move ends. A session that cannot move (it
