@@ -91,9 +91,10 @@ class RunnerHostServer::Service final : public v1::RunnerHost::Service {
     UniqueFd theirs(sv[1]);
     Log("gateway " + who + " connected");
     const size_t max_frame = options_.max_frame_bytes;
-    // The sessions this stream opened (or forked): closed when it ends, so a gateway
-    // that dies leaves no session jail behind (its sessions are lost with
-    // it, as they are when a local runner restarts).
+    // The sessions this stream opened (or forked, or moved here: an import's
+    // last chunk): peer->sessions, closed when it ends, so a gateway that
+    // dies leaves no session jail behind (its sessions are lost with it, as
+    // they are when a local runner restarts).
     // Shared sessions (SessionSpec::shared) are not the stream's: they go
     // to the host-wide list instead, closed at their lifetime.
     struct Opening {
