@@ -996,7 +996,10 @@ StatusOr<const LanguageSpec*> LocalExecutor::RestorableLanguage(const SessionSpe
 
 void LocalExecutor::AddSessionLocked(const SessionSpec& spec, std::unique_ptr<SandboxSession> session) {
   const bool pausable = session->pausable();
-  sessions_.emplace(spec.id, SessionEntry{.session = std::move(session), .last_used = Clock::now(), .spec = spec});
+  sessions_.emplace(spec.id, SessionEntry{.session = std::move(session),
+                                          .last_used = Clock::now(),
+                                          .orphan_until = std::nullopt,
+                                          .spec = spec});
   if (pausable && limits_.pause_after_s > 0) StartPauserLocked();
 }
 
