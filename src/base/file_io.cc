@@ -18,4 +18,15 @@ StatusOr<size_t> PreadFull(int fd, char* buf, size_t len, uint64_t offset) {
   return got;
 }
 
+Status WriteFull(int fd, std::string_view bytes) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ErrnoError("write");
+    if (n == 0) return ErrnoError("write", EIO);
+    bytes.remove_prefix(static_cast<size_t>(n));
+  }
+  return OkStatus();
+}
+
 }  // namespace airlock

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "base/file_io.h"
 #include "base/line_splitter.h"
 #include "base/time_format.h"
 
@@ -23,15 +24,8 @@ int64_t NowUnixMs() {
       .count();
 }
 
-void WriteAll(int fd, const std::string& s) {
-  size_t off = 0;
-  while (off < s.size()) {
-    const ssize_t n = write(fd, s.data() + off, s.size() - off);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    off += static_cast<size_t>(n);
-  }
-}
+// Best effort: a log line that cannot be written has nowhere else to go.
+void WriteAll(int fd, std::string_view s) { (void)WriteFull(fd, s); }
 
 bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 

@@ -1218,18 +1218,6 @@ Status ReadImageChunk(const std::string& path, uint64_t offset, SessionImageChun
   return OkStatus();
 }
 
-// Writes all of `data` to `fd` at its offset.
-Status WriteAllTo(int fd, const std::string& data) {
-  size_t done = 0;
-  while (done < data.size()) {
-    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return ErrnoError("writing the staged session image");
-    done += static_cast<size_t>(n);
-  }
-  return OkStatus();
-}
-
 }  // namespace
 
 StatusOr<std::shared_ptr<SandboxSession>> LocalExecutor::StartMove(const std::string& id, std::string* spec_json) {
@@ -1349,7 +1337,9 @@ Status LocalExecutor::ImportSession(const SessionSpec& spec, uint64_t offset, co
     return InvalidArgument("the session's image is larger than a session's may be (" +
                            std::to_string(limits_.workdir_bytes) + " bytes); the import is dropped");
   }
-  AIRLOCK_RETURN_IF_ERROR(WriteAllTo(staging.fd.get(), data));
+  if (Status st = WriteFull(staging.fd.get(), data); !st.ok()) {
+    return Status(st.code(), "writing the staged session image: " + st.message());
+  }
   staging.written += data.size();
   if (last) return FinishImport(std::move(staging));
   staging.last_chunk = Clock::now();

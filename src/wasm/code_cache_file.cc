@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <utility>
 
+#include "base/file_io.h"
 #include "base/unique_fd.h"
 
 namespace airlock::wasm {
@@ -33,16 +34,6 @@ std::string Header(const CodeCacheKey& key, uint64_t encoding_length) {
   PutU64(h, key.memory_cap_bytes);
   PutU64(h, encoding_length);
   return h;
-}
-
-Status WriteAllTo(int fd, std::string_view bytes, const std::string& path) {
-  while (!bytes.empty()) {
-    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return ErrnoError("write " + path);
-    bytes.remove_prefix(static_cast<size_t>(n));
-  }
-  return OkStatus();
 }
 
 }  // namespace
@@ -77,8 +68,9 @@ Status WriteCodeCache(const std::string& path, const CodeCacheKey& key, std::str
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644));
   if (!fd) return ErrnoError("create " + tmp);
-  Status st = WriteAllTo(fd.get(), Header(key, encoding.size()), tmp);
-  if (st.ok()) st = WriteAllTo(fd.get(), encoding, tmp);
+  Status st = WriteFull(fd.get(), Header(key, encoding.size()));
+  if (st.ok()) st = WriteFull(fd.get(), encoding);
+  if (!st.ok()) st = Status(st.code(), tmp + ": " + st.message());
   if (st.ok() && ::fchmod(fd.get(), 0644) != 0) st = ErrnoError("chmod " + tmp);
   if (st.ok() && ::fsync(fd.get()) != 0) st = ErrnoError("fsync " + tmp);
   fd.Reset();

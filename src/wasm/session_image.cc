@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "base/file_io.h"
 #include "wasm/code_cache_file.h"
 
 namespace airlock::wasm {
@@ -52,16 +53,10 @@ class Out {
 
  private:
   void Flush() {
-    std::string_view rest = buf_;
-    while (status_.ok() && !rest.empty()) {
-      const ssize_t n = ::write(fd_, rest.data(), rest.size());
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        status_ = FailedPrecondition(std::string("writing the session image: ") +
-                                     (n < 0 ? std::strerror(errno) : "short write"));
-        break;
+    if (status_.ok()) {
+      if (Status st = WriteFull(fd_, buf_); !st.ok()) {
+        status_ = FailedPrecondition("writing the session image: " + st.message());
       }
-      rest.remove_prefix(static_cast<size_t>(n));
     }
     buf_.clear();
   }
