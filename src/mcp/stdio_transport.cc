@@ -11,6 +11,7 @@
 #include <mutex>
 #include <string>
 
+#include "base/file_io.h"
 #include "protocol/json_rpc.h"
 
 namespace airlock::mcp {
@@ -34,16 +35,8 @@ class LineWriter : public ReplyChannel {
     line += '\n';
     std::lock_guard<std::mutex> lock(mu_);
     if (broken_) return;
-    size_t off = 0;
-    while (off < line.size()) {
-      ssize_t n = ::write(fd_, line.data() + off, line.size() - off);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        broken_ = true;  // the client is gone; EOF on input will follow
-        return;
-      }
-      off += static_cast<size_t>(n);
-    }
+    // A failed write: the client is gone; EOF on input will follow.
+    if (!WriteFull(fd_, line).ok()) broken_ = true;
   }
 
   const int fd_;

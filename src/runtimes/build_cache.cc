@@ -13,6 +13,7 @@
 #include <tuple>
 
 #include "base/encoding.h"
+#include "base/file_io.h"
 
 namespace airlock::runtimes {
 namespace {
@@ -42,18 +43,6 @@ std::string MakeHeader(std::string_view key, std::string_view payload) {
   h += std::to_string(payload.size());
   h += '\n';
   return h;
-}
-
-Status WriteAll(int fd, std::string_view data) {
-  while (!data.empty()) {
-    ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return ErrnoError("write");
-    }
-    data.remove_prefix(static_cast<size_t>(n));
-  }
-  return OkStatus();
 }
 
 // Reads the whole of `fd`; fails (returns false) past `limit` bytes.
@@ -309,8 +298,8 @@ Status BuildCache::Put(const std::string& key, std::string_view artifact) {
     if (!fd && errno != EEXIST) return ErrnoError("build cache: create " + temp);
   }
   if (!fd) return Internal("build cache: no free temporary name");
-  Status written = WriteAll(fd.get(), header);
-  if (written.ok()) written = WriteAll(fd.get(), artifact);
+  Status written = WriteFull(fd.get(), header);
+  if (written.ok()) written = WriteFull(fd.get(), artifact);
   if (written.ok() && ::close(fd.Release()) != 0) written = ErrnoError("build cache: close");
   if (!written.ok()) {
     ::unlinkat(dir_.get(), temp.c_str(), 0);
